@@ -1,0 +1,16 @@
+"""The engine's one error type.
+
+Every problem with the user's input (a file, a column, a row, a parameter) raises
+:class:`MicroaggError`, a ``ValueError`` whose message names what is at fault and says
+what to do. The CLI prints it on one line; the GUI shows it in a message box.
+"""
+
+__all__ = ["MicroaggError", "Cancelled"]
+
+
+class MicroaggError(ValueError):
+    """Bad input: the message names the file, column, row or parameter at fault."""
+
+
+class Cancelled(Exception):
+    """Raised inside a running method when the user asked it to stop."""

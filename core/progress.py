@@ -1,0 +1,75 @@
+"""Progress reporting and cancellation for long computations.
+
+An algorithm receives a :class:`TaskState` and calls :meth:`TaskState.step` at least once
+per group it forms. ``step`` records the fraction done and raises
+:class:`~core.errors.Cancelled` if cancellation was requested. The state object holds no
+Qt: the GUI's worker passes a callback and calls :meth:`TaskState.cancel` from another
+thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from core.errors import Cancelled
+
+__all__ = ["TaskState"]
+
+
+class TaskState:
+    """Thread-safe progress and cancellation flag shared by a task and its owner.
+
+    Parameters
+    ----------
+    callback : callable, optional
+        Called as ``callback(fraction, message)`` on every :meth:`step`. It must be cheap;
+        the GUI throttles what it displays.
+    """
+
+    def __init__(self, callback: Callable[[float, str], None] | None = None):
+        self._callback = callback
+        self._cancel = threading.Event()
+        self.fraction = 0.0
+        self.message = ""
+
+    def cancel(self) -> None:
+        """Ask the running task to stop at its next :meth:`step`."""
+        self._cancel.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def check(self) -> None:
+        """Raise :class:`Cancelled` if cancellation was requested."""
+        if self._cancel.is_set():
+            raise Cancelled("cancelled by the user")
+
+    def step(self, fraction: float, message: str = "") -> None:
+        """Record progress (``0 <= fraction <= 1``) and check for cancellation."""
+        self.check()
+        self.fraction = min(max(float(fraction), 0.0), 1.0)
+        if message:
+            self.message = message
+        if self._callback is not None:
+            self._callback(self.fraction, self.message)
+
+    def sub(self, start: float, stop: float) -> "TaskState":
+        """A view of this state that maps its own 0..1 onto ``start..stop`` of this one."""
+        parent = self
+
+        class _Sub(TaskState):
+            def __init__(self):
+                self._cancel = parent._cancel
+                self._callback = None
+                self.fraction = 0.0
+                self.message = ""
+
+            def step(self, fraction: float, message: str = "") -> None:
+                self.fraction = min(max(float(fraction), 0.0), 1.0)
+                parent.step(start + (stop - start) * self.fraction, message)
+
+        return _Sub()
+
+

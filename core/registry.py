@@ -1,0 +1,181 @@
+"""The method registry: one entry per algorithm, read by the API, the CLI and the GUI.
+
+An entry names the algorithm, describes it, and declares its parameters with their
+constraints next to them (the scikit-learn ``_param_validation`` habit). Validation
+produces one message format: the parameter, what is allowed, what was received.
+
+Adding a method is one module with the algorithm plus one :func:`register` call in
+:mod:`core.methods`; the CLI options and the GUI's parameter form are built from here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from core.errors import MicroaggError
+from core.roles import RoleSpec
+
+__all__ = [
+    "Interval", "Options", "Parameter", "Method", "MethodInput",
+    "register", "get_method", "methods",
+]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Numbers of ``kind`` (int or float) in [low, high] (``None`` = unbounded)."""
+
+    kind: type
+    low: float | None = None
+    high: float | None = None
+
+    def describe(self) -> str:
+        name = "an integer" if self.kind is int else "a number"
+        low = "-inf" if self.low is None else f"{self.low:g}"
+        high = "inf" if self.high is None else f"{self.high:g}"
+        return f"{name} in the range [{low}, {high}]"
+
+    def accepts(self, value: Any) -> bool:
+        if isinstance(value, bool):
+            return False
+        if self.kind is int:
+            if isinstance(value, (int, np.integer)):
+                pass
+            elif isinstance(value, (float, np.floating)) and float(value).is_integer():
+                pass
+            else:
+                return False
+        elif not isinstance(value, (int, float, np.integer, np.floating)) or \
+                not math.isfinite(float(value)):
+            return False
+        return (self.low is None or value >= self.low) and \
+            (self.high is None or value <= self.high)
+
+    def convert(self, value: Any):
+        return int(value) if self.kind is int else float(value)
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of a fixed set of string values."""
+
+    values: tuple[str, ...]
+    kind: type = str
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(repr(v) for v in self.values)
+
+    def accepts(self, value: Any) -> bool:
+        return value in self.values
+
+    def convert(self, value: Any):
+        return value
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A parameter of a method: its name, constraint, default and a line of help."""
+
+    name: str
+    constraint: Interval | Options
+    default: Any
+    label: str = ""
+    help: str = ""
+
+    def check(self, method: str, value: Any):
+        if not self.constraint.accepts(value):
+            raise MicroaggError(
+                f"The '{self.name}' parameter of {method} must be "
+                f"{self.constraint.describe()}. Got {value!r} instead."
+            )
+        return self.constraint.convert(value)
+
+
+@dataclass(frozen=True)
+class MethodInput:
+    """What an algorithm may use.
+
+    ``X`` (n_records × n_quasi_identifiers) is the z-scored quasi-identifier matrix;
+    ``table`` and ``roles`` are there for methods that need the confidential columns.
+    """
+
+    X: np.ndarray
+    table: pd.DataFrame
+    roles: RoleSpec
+
+
+@dataclass(frozen=True)
+class Method:
+    """A registered algorithm.
+
+    ``function(data: MethodInput, *, state, **params)`` returns ``labels``, one group id
+    per record. ``guarantee`` names what the verifier must confirm before the result is
+    returned: ``"k-anonymity"`` or ``"none"``.
+    """
+
+    name: str
+    label: str
+    function: Callable[..., np.ndarray]
+    parameters: tuple[Parameter, ...]
+    description: str
+    family: str = "k-anonymity"
+    guarantee: str = "k-anonymity"
+    numeric_qi: bool = True
+    reference: str = ""
+
+    def resolve(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Check ``params`` against the declared parameters; fill in defaults."""
+        known = {p.name: p for p in self.parameters}
+        for name in params:
+            if name not in known:
+                allowed = ", ".join(known) or "none"
+                raise MicroaggError(
+                    f"Method '{self.name}' has no parameter '{name}'. Its parameters: "
+                    f"{allowed}."
+                )
+        resolved = {}
+        for p in self.parameters:
+            resolved[p.name] = p.check(self.name, params.get(p.name, p.default))
+        return resolved
+
+
+_REGISTRY: dict[str, Method] = {}
+
+
+def register(method: Method) -> Method:
+    if method.name in _REGISTRY:
+        raise ValueError(f"method {method.name!r} is already registered")
+    _REGISTRY[method.name] = method
+    return method
+
+
+def get_method(name: str) -> Method:
+    _load_builtin()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise MicroaggError(
+            f"Unknown method '{name}'. Available: {', '.join(_REGISTRY)}."
+        ) from None
+
+
+def methods() -> Sequence[Method]:
+    """Every registered method, in registration order."""
+    _load_builtin()
+    return tuple(_REGISTRY.values())
+
+
+def _load_builtin() -> None:
+    import core.methods  # noqa: F401  (registers the built-in methods)
+
+
+K = Parameter(
+    "k", Interval(int, 2, None), 3, label="k (minimum group size)",
+    help="Every group of released records has at least k members.",
+)
