@@ -1,10 +1,16 @@
 """The pool of records not yet assigned to a group, for fixed-size heuristics.
 
-Fixed-size heuristics (MDAV and its relatives) repeatedly ask three questions of the
-records still unassigned: which is farthest from a point, which m are nearest to a
-point, and what is their centroid. :class:`RecordPool` answers each in one vectorized
-pass over a compact buffer of the remaining rows, so a run costs O(n²·d / k) time and
-O(n·d) memory; no n×n matrix is ever formed.
+Fixed-size heuristics (MDAV and its relatives) repeatedly ask two questions of the
+records still unassigned: which is farthest from a point, and which m are nearest to it.
+:class:`RecordPool` answers each with one matrix-vector product over a compact buffer of
+the remaining rows, so a run costs O(n²·d / k) time and O(n·d) memory; no n×n matrix is
+ever formed.
+
+Speed without losing exactness: squared distances are first computed as
+``|x|² − 2x·p + |p|²`` (one BLAS call), whose rounding error is bounded by
+``tolerance(p)``. Every record that could be the answer within that bound is then
+re-measured exactly as ``Σ(x − p)²``, and the answer is chosen from the exact values.
+The result is the same as computing every distance exactly.
 
 Removed rows are only flagged; the buffer is compacted (order preserved) once at most
 half of it is alive, so each pass touches at most twice the live rows. Keeping the
@@ -18,6 +24,8 @@ import numpy as np
 
 __all__ = ["RecordPool"]
 
+_EPS = np.finfo(np.float64).eps
+
 
 class RecordPool:
     """Unassigned records of ``X`` (n_records × n_attributes)."""
@@ -26,45 +34,70 @@ class RecordPool:
         self._X = np.ascontiguousarray(X, dtype=np.float64)
         self._index = np.arange(len(X))
         self._alive = np.ones(len(X), dtype=bool)
+        self._dead_penalty = np.zeros(len(X))
+        self._norms = np.einsum("ij,ij->i", self._X, self._X)
+        self._max_norm = float(np.sqrt(self._norms.max())) if len(X) else 0.0
         self._sum = self._X.sum(axis=0)
         self.count = len(X)
 
     def centroid(self) -> np.ndarray:
         return self._sum / self.count
 
-    def rows(self, positions: np.ndarray) -> np.ndarray:
-        return self._X[positions]
+    def record(self, position: int) -> int:
+        """Original record index at a buffer position."""
+        return int(self._index[position])
 
-    def squared_distances(self, point: np.ndarray) -> np.ndarray:
-        """Squared Euclidean distance of every buffer row to ``point`` (dead rows: nan)."""
-        diff = self._X - point
-        d = np.einsum("ij,ij->i", diff, diff)
-        d[~self._alive] = np.nan
-        return d
+    def position(self, record: int) -> int:
+        """Buffer position of a live original record index."""
+        return int(np.searchsorted(self._index, record))
 
-    def farthest(self, point: np.ndarray, distances: np.ndarray | None = None) -> int:
+    def point(self, position: int) -> np.ndarray:
+        return self._X[position].copy()
+
+    def approximate_distances(self, point: np.ndarray) -> np.ndarray:
+        """``|x − point|²`` for every buffer row, within :meth:`tolerance` (dead rows too)."""
+        return self._norms - 2.0 * (self._X @ point) + float(point @ point)
+
+    def tolerance(self, point: np.ndarray) -> float:
+        scale = self._max_norm + float(np.sqrt(point @ point))
+        return 64.0 * _EPS * scale * scale * max(1, self._X.shape[1])
+
+    def _exact(self, positions: np.ndarray, point: np.ndarray) -> np.ndarray:
+        diff = self._X[positions] - point
+        return np.einsum("ij,ij->i", diff, diff)
+
+    def farthest(self, point: np.ndarray, approximate: np.ndarray | None = None) -> int:
         """Buffer position of the live row farthest from ``point`` (first in input order on ties)."""
-        if distances is None:
-            distances = self.squared_distances(point)
-        return int(np.nanargmax(distances))
+        if approximate is None:
+            approximate = self.approximate_distances(point)
+        scores = approximate - self._dead_penalty
+        candidates = np.flatnonzero(scores >= scores.max() - 2.0 * self.tolerance(point))
+        if candidates.size == 1:
+            return int(candidates[0])
+        return int(candidates[np.argmax(self._exact(candidates, point))])
 
-    def nearest(self, distances: np.ndarray, m: int, include: int | None = None) -> np.ndarray:
-        """Buffer positions of the ``m`` live rows with the smallest ``distances``.
+    def nearest(self, point: np.ndarray, m: int, *, include: int | None = None,
+                approximate: np.ndarray | None = None) -> np.ndarray:
+        """Buffer positions (ascending) of the ``m`` live rows nearest to ``point``.
 
         ``include`` is always among them (the seed record of a group, even when it has a
         duplicate). Ties at the boundary go to the rows that come first in the input.
         """
-        d = np.where(self._alive, distances, np.inf)
-        if include is not None:
-            d[include] = -1.0
         if m >= self.count:
             return np.flatnonzero(self._alive)
-        part = np.argpartition(d, m - 1)[:m]
-        threshold = d[part].max()
-        candidates = np.flatnonzero(d <= threshold)
+        if approximate is None:
+            approximate = self.approximate_distances(point)
+        scores = approximate + self._dead_penalty
+        if include is not None:
+            scores[include] = -np.inf
+        kth = scores[np.argpartition(scores, m - 1)[:m]].max()
+        candidates = np.flatnonzero(scores <= kth + 2.0 * self.tolerance(point))
         if candidates.size > m:
-            candidates = candidates[np.argsort(d[candidates], kind="stable")[:m]]
-        return np.sort(candidates)
+            exact = self._exact(candidates, point)
+            if include is not None:
+                exact[candidates == include] = -1.0
+            candidates = np.sort(candidates[np.argsort(exact, kind="stable")[:m]])
+        return candidates
 
     def remove(self, positions: np.ndarray) -> np.ndarray:
         """Take ``positions`` out of the pool; return their original record indices.
@@ -73,13 +106,16 @@ class RecordPool:
         """
         original = self._index[positions]
         self._alive[positions] = False
+        self._dead_penalty[positions] = np.inf
         self._sum -= self._X[positions].sum(axis=0)
         self.count -= len(positions)
         if self.count and self.count * 2 <= len(self._alive):
             keep = self._alive
             self._X = self._X[keep]
             self._index = self._index[keep]
+            self._norms = self._norms[keep]
             self._alive = np.ones(self.count, dtype=bool)
+            self._dead_penalty = np.zeros(self.count)
             self._sum = self._X.sum(axis=0)  # resets accumulated rounding
         return original
 

@@ -97,6 +97,10 @@ def _read_csv(path: Path) -> pd.DataFrame:
     text = sample.decode(encoding, errors="replace")
     delimiter = _detect_delimiter(text, path)
     decimal = "," if delimiter == ";" and _uses_decimal_comma(text, delimiter) else "."
+    header = next(csv.reader(io.StringIO(text), delimiter=delimiter), [])
+    _unique_names(header, path.name)  # pandas would silently rename a repeated name
+    # pandas >= 3 parses floats round-trip: a masked value written by us reads back bit
+    # for bit, so the verifier's equivalence classes are the same after a CSV export.
     return pd.read_csv(path, sep=delimiter, encoding=encoding, decimal=decimal,
                        skipinitialspace=True)
 
@@ -176,8 +180,10 @@ def atomic_write(path: str | os.PathLike, write) -> Path:
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise MicroaggError(f"Cannot write '{target}': folder '{folder}' does not exist.")
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                                         dir=folder)
+    # The temporary name keeps the extension: writers such as pandas' Excel writer
+    # choose the format from it.
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.stem}.",
+                                         suffix=f".partial{target.suffix}", dir=folder)
     os.close(handle)
     try:
         write(temporary)

@@ -64,16 +64,18 @@ def mdav(X: np.ndarray, *, k: int, state: TaskState | None = None) -> np.ndarray
 
     while pool.count >= 3 * k:
         r = pool.farthest(pool.centroid())
-        from_r = pool.squared_distances(pool.rows(r))
-        members = pool.nearest(from_r, k, include=r)
-        from_r[members] = np.nan
-        s_point = pool.rows(pool.farthest(None, from_r))
+        r_point = pool.point(r)
+        from_r = pool.approximate_distances(r_point)
+        members = pool.nearest(r_point, k, include=r, approximate=from_r)
+        from_r[members] = -np.inf  # s is chosen among the records left after r's group
+        s = pool.farthest(r_point, approximate=from_r)
+        s_record = pool.record(s)
         take(members)
-        from_s = pool.squared_distances(s_point)
-        take(pool.nearest(from_s, k, include=int(np.nanargmin(from_s))))
+        s = pool.position(s_record)
+        take(pool.nearest(pool.point(s), k, include=s))
     if pool.count >= 2 * k:
         r = pool.farthest(pool.centroid())
-        take(pool.nearest(pool.squared_distances(pool.rows(r)), k, include=r))
+        take(pool.nearest(pool.point(r), k, include=r))
     if pool.count:
         labels[pool.remaining()] = group
         state.step(1.0, f"MDAV: {group + 1} groups formed")
