@@ -51,6 +51,9 @@ class RecordPool:
         """Buffer position of a live original record index."""
         return int(np.searchsorted(self._index, record))
 
+    def rows(self, positions: np.ndarray) -> np.ndarray:
+        return self._X[positions]
+
     def point(self, position: int) -> np.ndarray:
         return self._X[position].copy()
 
@@ -77,27 +80,47 @@ class RecordPool:
         return int(candidates[np.argmax(self._exact(candidates, point))])
 
     def nearest(self, point: np.ndarray, m: int, *, include: int | None = None,
+                exclude: np.ndarray | None = None,
                 approximate: np.ndarray | None = None) -> np.ndarray:
         """Buffer positions (ascending) of the ``m`` live rows nearest to ``point``.
 
         ``include`` is always among them (the seed record of a group, even when it has a
-        duplicate). Ties at the boundary go to the rows that come first in the input.
+        duplicate); ``exclude`` positions are never. Ties at the boundary go to the rows
+        that come first in the input.
         """
-        if m >= self.count:
-            return np.flatnonzero(self._alive)
+        n_excluded = 0 if exclude is None else len(exclude)
+        if m >= self.count - n_excluded:
+            live = self._alive.copy()
+            if exclude is not None:
+                live[exclude] = False
+            return np.flatnonzero(live)
+        order, _ = self.nearest_sorted(point, m, include=include, exclude=exclude,
+                                       approximate=approximate)
+        return np.sort(order)
+
+    def nearest_sorted(self, point: np.ndarray, m: int, *, include: int | None = None,
+                       exclude: np.ndarray | None = None,
+                       approximate: np.ndarray | None = None):
+        """The ``m`` live rows nearest to ``point``, nearest first, with exact squared distances.
+
+        Returns ``(positions, squared_distances)``; equal distances keep input order.
+        ``m`` must be smaller than the number of live, non-excluded rows.
+        """
         if approximate is None:
             approximate = self.approximate_distances(point)
         scores = approximate + self._dead_penalty
+        if exclude is not None:
+            scores[exclude] = np.inf
         if include is not None:
             scores[include] = -np.inf
         kth = scores[np.argpartition(scores, m - 1)[:m]].max()
         candidates = np.flatnonzero(scores <= kth + 2.0 * self.tolerance(point))
-        if candidates.size > m:
-            exact = self._exact(candidates, point)
-            if include is not None:
-                exact[candidates == include] = -1.0
-            candidates = np.sort(candidates[np.argsort(exact, kind="stable")[:m]])
-        return candidates
+        exact = self._exact(candidates, point)
+        if include is not None:
+            exact[candidates == include] = -1.0
+        order = np.argsort(exact, kind="stable")[:m]
+        exact = np.maximum(exact[order], 0.0)
+        return candidates[order], exact
 
     def remove(self, positions: np.ndarray) -> np.ndarray:
         """Take ``positions`` out of the pool; return their original record indices.

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core._pool import RecordPool
-from core.prepare import check_group_size
+from core.heuristics import fixed_size
 from core.progress import TaskState
 
 __all__ = ["mdav"]
@@ -49,34 +48,4 @@ def mdav(X: np.ndarray, *, k: int, state: TaskState | None = None) -> np.ndarray
     >>> mdav(X, k=2).tolist()
     [0, 0, 1, 1]
     """
-    n = len(X)
-    check_group_size(n, k)
-    state = state or TaskState()
-    labels = np.full(n, -1, dtype=np.int64)
-    pool = RecordPool(X)
-    group = 0
-
-    def take(positions: np.ndarray) -> None:
-        nonlocal group
-        labels[pool.remove(positions)] = group
-        group += 1
-        state.step((n - pool.count) / n, f"MDAV: {group} groups formed")
-
-    while pool.count >= 3 * k:
-        r = pool.farthest(pool.centroid())
-        r_point = pool.point(r)
-        from_r = pool.approximate_distances(r_point)
-        members = pool.nearest(r_point, k, include=r, approximate=from_r)
-        from_r[members] = -np.inf  # s is chosen among the records left after r's group
-        s = pool.farthest(r_point, approximate=from_r)
-        s_record = pool.record(s)
-        take(members)
-        s = pool.position(s_record)
-        take(pool.nearest(pool.point(s), k, include=s))
-    if pool.count >= 2 * k:
-        r = pool.farthest(pool.centroid())
-        take(pool.nearest(pool.point(r), k, include=r))
-    if pool.count:
-        labels[pool.remaining()] = group
-        state.step(1.0, f"MDAV: {group + 1} groups formed")
-    return labels
+    return fixed_size(X, k=k, first="mdav", growth="nn", state=state)

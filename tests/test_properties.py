@@ -64,13 +64,18 @@ def naive_mdav(X, k):
     remaining = list(range(len(X)))
     group = 0
 
+    def squared(rows, point):
+        # The same floating-point formula as the engine: ties that are exact in real
+        # numbers can differ by one rounding step depending on the summation order.
+        diff = X[rows] - point
+        return np.einsum("ij,ij->i", diff, diff)
+
     def farthest(point, candidates):
-        d = ((X[candidates] - point) ** 2).sum(axis=1)
-        return candidates[int(np.argmax(d))]
+        return candidates[int(np.argmax(squared(candidates, point)))]
 
     def form(seed):
         nonlocal remaining, group
-        d = ((X[remaining] - X[seed]) ** 2).sum(axis=1)
+        d = squared(remaining, X[seed])
         order = sorted(range(len(remaining)),
                        key=lambda i: (remaining[i] != seed, d[i], remaining[i]))
         members = [remaining[i] for i in order[:k]]
