@@ -35,20 +35,26 @@ def aggregate(
     quasi_identifiers: Sequence[str],
     *,
     drop: Sequence[str] = (),
+    blocks: Sequence[Sequence[str]] | None = None,
 ) -> pd.DataFrame:
     """Return a new frame with each quasi-identifier replaced by its group mean.
 
     Parameters
     ----------
     table : DataFrame of n_records rows
-    labels : ndarray of shape (n_records,)
-        Group id per record.
+    labels : ndarray of shape (n_records,) or (n_records, n_blocks)
+        Group id per record (per attribute block).
     quasi_identifiers : column names to aggregate
     drop : column names left out of the output (the identifiers, by default)
+    blocks : column names of each block, matching the columns of ``labels``
     """
-    raw = numeric_matrix(table, quasi_identifiers)
-    means = group_means(raw, labels)[labels]
+    labels = np.asarray(labels)
+    if labels.ndim == 1:
+        labels, blocks = labels[:, None], [list(quasi_identifiers)]
     masked = table.drop(columns=list(drop)).copy()
-    for j, column in enumerate(quasi_identifiers):
-        masked[column] = pd.Series(means[:, j], index=table.index, name=column)
+    for b, block in enumerate(blocks):
+        raw = numeric_matrix(table, block)
+        means = group_means(raw, labels[:, b])[labels[:, b]]
+        for j, column in enumerate(block):
+            masked[column] = pd.Series(means[:, j], index=table.index, name=column)
     return masked

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -12,6 +12,7 @@ import pandas as pd
 from core.aggregate import aggregate
 from core.errors import MicroaggError
 from core.metrics import Metrics, compute_metrics
+from core.pipeline import parse_blocks, partition_blocks, resolve_blocks, strata_of
 from core.prepare import check_group_size, standardize
 from core.progress import TaskState
 from core.registry import MethodInput, get_method
@@ -37,7 +38,8 @@ class AnonymizationResult:
         The parameters used, defaults filled in.
     roles : RoleSpec
     labels : ndarray of shape (n_records,)
-        Group id of every record.
+        Group id of every record: records with the same id have the same masked
+        quasi-identifiers (with attribute blocks: the same group in every block).
     masked : DataFrame
         The table to release: same rows in the same order, identifiers dropped (to keep
         a column, give it the non-confidential role), quasi-identifiers replaced by
@@ -48,6 +50,13 @@ class AnonymizationResult:
         method whose guarantee is k-anonymity (otherwise :func:`anonymize` raises).
     seconds : float
         Wall time of the algorithm, aggregation and verification.
+    blocks : tuple of column-name tuples
+        The attribute blocks (one block of every quasi-identifier by default).
+    block_labels : ndarray of shape (n_records, n_blocks)
+        Group ids per block.
+    guarantee : str
+        What the method promises: ``"k-anonymity"`` (per block with several blocks) or
+        ``"none"`` (the verifier's k' is the figure that counts).
     """
 
     method: str
@@ -58,7 +67,25 @@ class AnonymizationResult:
     metrics: Metrics
     verification: Verification
     seconds: float = 0.0
-    input_name: str = field(default="")
+    blocks: tuple[tuple[str, ...], ...] = ()
+    block_labels: np.ndarray | None = None
+    guarantee: str = "k-anonymity"
+
+    @property
+    def guarantee_text(self) -> str:
+        """One plain sentence on what this result guarantees."""
+        k = self.parameters.get("k")
+        if self.guarantee == "none":
+            return (f"No k-anonymity guarantee: this method does not group whole records. "
+                    f"Real anonymity k' = {self.metrics.k_prime:.2f}; the smallest class "
+                    f"has {self.verification.smallest_class} record(s).")
+        if len(self.blocks) > 1:
+            return (f"{k}-anonymity holds within each of the {len(self.blocks)} attribute "
+                    f"blocks only, not for the combination of all quasi-identifiers "
+                    f"(whole-table k' = {self.metrics.k_prime:.2f}).")
+        strata = f" within strata of {', '.join(self.roles.strata)}" if self.roles.strata \
+            else ""
+        return f"Every released record is indistinguishable from at least {k - 1} others{strata}."
 
     def summary(self) -> dict[str, Any]:
         """A flat, JSON-ready summary (the CLI's ``--summary-json``)."""
@@ -78,6 +105,11 @@ class AnonymizationResult:
             "group_size_counts": {str(s): c for s, c in m.group_size_counts.items()},
             "k_prime": m.k_prime,
             "verified": v.passed,
+            "guarantee": self.guarantee,
+            "guarantee_text": self.guarantee_text,
+            "blocks": [list(b) for b in self.blocks],
+            "strata": list(self.roles.strata),
+            "smallest_class_by_block": list(v.smallest_by_block),
             "smallest_class": v.smallest_class,
             "verifier_il": v.il,
             "verification_notes": list(v.notes),
@@ -86,7 +118,8 @@ class AnonymizationResult:
 
 
 def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
-              state: TaskState | None = None, **params) -> AnonymizationResult:
+              state: TaskState | None = None, blocks=None, merge_small_strata: bool = False,
+              **params) -> AnonymizationResult:
     """Microaggregate ``table`` with a registered method and verify the result.
 
     Parameters
@@ -94,13 +127,20 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     table : DataFrame
         The original data. Never modified.
     roles : RoleSpec
-        Which columns are identifiers, quasi-identifiers, confidential.
+        Which columns are identifiers, quasi-identifiers, confidential; optional strata.
     method : str
         A name from :func:`core.registry.methods` (``"mdav"``, ...).
     state : TaskState, optional
         Progress and cancellation.
+    blocks : sequence of column-name sequences, or str, optional
+        Attribute blocks (``"A,B;C,D"`` or ``[("A", "B"), ("C", "D")]``): the method
+        runs on each block of quasi-identifiers separately, and k-anonymity then holds
+        per block only. Default: one block of all quasi-identifiers.
+    merge_small_strata : bool
+        Merge a stratum with fewer than k records into its nearest stratum instead of
+        stopping with an error.
     **params
-        The method's parameters, e.g. ``k=5``.
+        The method's parameters, e.g. ``k=5``, ``growth="nc"``, ``refine="igd"``.
 
     Raises
     ------
@@ -126,31 +166,42 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     if not isinstance(roles, RoleSpec):
         raise MicroaggError("The roles must be a RoleSpec.")
     roles.validate(table, numeric_qi=spec.numeric_qi)
-    if "k" in resolved:
-        check_group_size(len(table), resolved["k"])
+    if isinstance(blocks, str):
+        blocks = parse_blocks(blocks)
+    blocks = resolve_blocks(roles, blocks, spec)
+    k = resolved.get("k")
+    if k is not None:
+        check_group_size(len(table), k)
     state = state or TaskState()
     state.step(0.0, f"{spec.label}: preparing")
     standardized = standardize(table, roles.quasi_identifiers)
-    labels = np.asarray(
-        spec.function(MethodInput(standardized.X, table, roles), state=state, **resolved),
-        dtype=np.int64,
-    )
-    if labels.shape != (len(table),) or (labels < 0).any():
+    strata = strata_of(table, roles, standardized.X, k, merge_small=merge_small_strata)
+    block_labels = partition_blocks(spec, standardized.X, table, roles, blocks, strata,
+                                    resolved, state.sub(0.0, 0.95))
+    if (block_labels < 0).any():
         raise GuaranteeNotMet(f"{spec.label} left records without a group (internal error).")
-    _, labels = np.unique(labels, return_inverse=True)
     state.check()
-    masked = aggregate(table, labels, roles.quasi_identifiers, drop=roles.identifiers)
-    metrics = compute_metrics(standardized.X, labels, masked, roles.quasi_identifiers)
+    _, labels = np.unique(block_labels, axis=0, return_inverse=True)
+    labels = labels.reshape(-1).astype(np.int64)
+    masked = aggregate(table, block_labels, roles.quasi_identifiers,
+                       drop=roles.identifiers, blocks=blocks)
+    qi = list(roles.quasi_identifiers)
+    block_columns = [[qi.index(c) for c in block] for block in blocks]
+    metrics = compute_metrics(standardized.X, block_labels, block_columns, masked, qi)
     state.check()
-    verification = verify_k_anonymity(table, masked, roles, resolved.get("k", 1))
+    # A per-attribute method promises nothing per attribute that matters to an intruder
+    # who knows several of them: verify the whole table.
+    verification = verify_k_anonymity(table, masked, roles, k or 1,
+                                      blocks=None if spec.scope == "per-attribute" else blocks)
     if spec.guarantee == "k-anonymity" and not verification.passed:
         raise GuaranteeNotMet(
-            f"{spec.label} did not produce a verified {resolved.get('k')}-anonymous table: "
+            f"{spec.label} did not produce a verified {k}-anonymous table: "
             + " ".join(verification.notes) + " Nothing was released."
         )
     state.step(1.0, f"{spec.label}: done")
     return AnonymizationResult(
-        method=spec.name, parameters=resolved, roles=roles, labels=labels.astype(np.int64),
+        method=spec.name, parameters=resolved, roles=roles, labels=labels,
         masked=masked, metrics=metrics, verification=verification,
-        seconds=time.perf_counter() - started,
+        seconds=time.perf_counter() - started, blocks=blocks,
+        block_labels=block_labels, guarantee=spec.guarantee,
     )

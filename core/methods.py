@@ -1,26 +1,105 @@
-"""The built-in methods, registered once at import."""
+"""The built-in methods, registered once at import. One entry per method."""
 
 from __future__ import annotations
 
-from core.mdav import mdav
-from core.registry import K, Method, MethodInput, register
+from core.gsms import gsms
+from core.heuristics import fixed_size
+from core.projection import pcp, zscores
+from core.registry import GROWTH, K, REFINE, Interval, Method, Options, Parameter, register
+from core.univariate import optimal_univariate
+from core.vmdav import vmdav
 
 __all__: list[str] = []
 
+_REFINEMENT_PAPER = "Khomnotai, Lin, Peng & Santra (2018), Section 3.1 and Figure 1"
 
-def _mdav(data: MethodInput, *, state, k: int):
-    return mdav(data.X, k=k, state=state)
+
+def _fixed(first):
+    def run(data, *, state, k, growth):
+        return fixed_size(data.X, k=k, first=first, growth=growth, state=state)
+    return run
 
 
 register(Method(
-    name="mdav",
-    label="MDAV",
-    function=_mdav,
-    parameters=(K,),
+    name="mdav", label="MDAV", function=_fixed("mdav"), parameters=(K, GROWTH, REFINE),
     description=(
-        "Maximum Distance to Average Vector: fixed-size groups of k records built around "
-        "the records farthest from the centre. The reference heuristic for multivariate "
-        "microaggregation."
-    ),
-    reference="Domingo-Ferrer & Torra (2005); Khomnotai et al. (2018), Section 3.1",
+        "Maximum Distance to Average Vector: groups of k records built in pairs around "
+        "the record farthest from the centre and the record farthest from it. The "
+        "reference heuristic for multivariate microaggregation."),
+    reference="Domingo-Ferrer & Torra (2005); " + _REFINEMENT_PAPER,
+))
+register(Method(
+    name="cbfs", label="CBFS", function=_fixed("cbfs"), parameters=(K, GROWTH, REFINE),
+    description=(
+        "Centroid-Based Fixed-Size: each group of k records is built around the record "
+        "farthest from the centre of the records still unassigned."),
+    reference="Laszlo & Mukherjee (2005); " + _REFINEMENT_PAPER,
+))
+register(Method(
+    name="tfrp", label="TFRP", function=_fixed("tfrp"), parameters=(K, GROWTH, REFINE),
+    description=(
+        "Two Fixed Reference Points: groups of k records built alternately around the "
+        "records farthest from the all-maximum and the all-minimum corners of the data."),
+    reference="Chang, Li & Huang (2007); " + _REFINEMENT_PAPER,
+))
+register(Method(
+    name="gsms", label="GSMS", function=lambda data, *, state, k, growth: gsms(
+        data.X, k=k, state=state),
+    parameters=(K, Parameter("growth", Options(("nn",)), "nn", label="Group growth",
+                             help="GSMS grows groups by nearest neighbours only."), REFINE),
+    description=(
+        "Successive group selection: of every record's group of k nearest records, "
+        "take the one that leaves the lowest total information loss, and repeat."),
+    reference="Panagiotakis & Tziritas (2013); " + _REFINEMENT_PAPER,
+))
+register(Method(
+    name="vmdav", label="V-MDAV",
+    function=lambda data, *, state, k, gamma: vmdav(data.X, k=k, gamma=gamma, state=state),
+    parameters=(K, Parameter("gamma", Interval(float, 0.0, 10.0), 0.2, label="γ (gain)",
+                             help="Extend a group (up to 2k-1 records) while its nearest "
+                                  "outside record is closer to it than γ times that "
+                                  "record's distance to the rest. 0 = fixed size; about "
+                                  "0.2 for scattered data, 1.1 for clustered data."),
+                REFINE),
+    description=(
+        "Variable-size MDAV: groups of k to 2k-1 records, extended where the data are "
+        "clustered so that fewer records are averaged with distant ones."),
+    reference="Solanas & Martínez-Ballesté (2006)",
+))
+register(Method(
+    name="optimal-univariate", label="Optimal univariate",
+    function=lambda data, *, state, k: optimal_univariate(data.X[:, 0], k=k, state=state),
+    parameters=(K,), scope="univariate",
+    description=(
+        "Optimal microaggregation of one attribute: the groups of k to 2k-1 consecutive "
+        "values with the least information loss (Hansen-Mukherjee shortest path)."),
+    reference="Hansen & Mukherjee (2003); Nin, Mic1D-k, Section 2.2",
+))
+register(Method(
+    name="individual-ranking", label="Individual ranking",
+    function=lambda data, *, state, k: optimal_univariate(data.X[:, 0], k=k, state=state),
+    parameters=(K,), scope="per-attribute", guarantee="none",
+    description=(
+        "Optimal univariate microaggregation of each quasi-identifier on its own. Low "
+        "information loss, but records are NOT k-anonymous: the verifier reports the "
+        "real anonymity k'."),
+    reference="Nin, Mic1D-k, Section 2.2",
+))
+register(Method(
+    name="pcp", label="Projection: first principal component",
+    function=lambda data, *, state, k: pcp(data.X, k=k, state=state),
+    parameters=(K, REFINE),
+    description=(
+        "Sort the records by their first principal component, then cut the order into "
+        "groups of k to 2k-1 with the least multivariate information loss."),
+    reference="Nin, Mic1D-k, Algorithm 1",
+))
+register(Method(
+    name="zscores", label="Projection: sum of z-scores",
+    function=lambda data, *, state, k: zscores(data.X, k=k, state=state),
+    parameters=(K, REFINE),
+    description=(
+        "Sort the records by the sum of their z-scores, then cut the order into groups "
+        "of k to 2k-1 with the least multivariate information loss."),
+    reference="Nin, Mic1D-k, Algorithm 1",
 ))

@@ -54,12 +54,21 @@ def k_prime(masked: pd.DataFrame, quasi_identifiers: Sequence[str]) -> float:
     return len(masked) / n_distinct if n_distinct else 0.0
 
 
-def compute_metrics(X: np.ndarray, labels: np.ndarray, masked: pd.DataFrame,
+def compute_metrics(X: np.ndarray, block_labels: np.ndarray, block_columns, masked: pd.DataFrame,
                     quasi_identifiers: Sequence[str]) -> Metrics:
-    sizes = np.bincount(labels)
+    """Metrics of a partition per attribute block.
+
+    ``block_labels`` (n_records × n_blocks) holds the group ids of each block and
+    ``block_columns`` the column indices of ``X`` in each block. SSE adds up over
+    blocks; group sizes are those of every block's groups.
+    """
+    within = sum(sse(X[:, columns], block_labels[:, b])
+                 for b, columns in enumerate(block_columns))
+    sizes = np.concatenate([np.bincount(block_labels[:, b])
+                            for b in range(block_labels.shape[1])])
     sizes = sizes[sizes > 0]
     values, counts = np.unique(sizes, return_counts=True)
-    within, total = sse(X, labels), sst(X)
+    total = sst(X)
     return Metrics(
         n_records=len(X),
         n_groups=int(sizes.size),

@@ -70,7 +70,7 @@ def standardize(table: pd.DataFrame, columns: Sequence[str]) -> Standardized:
     mean = raw.mean(axis=0)
     std = raw.std(axis=0)
     for j, column in enumerate(columns):
-        if not std[j] > 0:
+        if not std[j] > 0 or raw[:, j].min() == raw[:, j].max():
             raise MicroaggError(
                 f"Column '{column}' is constant (every value is {raw[0, j]:g}), so it "
                 "carries no information to protect. Give it the non-confidential role."

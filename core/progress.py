@@ -59,17 +59,21 @@ class TaskState:
         """A view of this state that maps its own 0..1 onto ``start..stop`` of this one."""
         parent = self
 
-        class _Sub(TaskState):
-            def __init__(self):
-                self._cancel = parent._cancel
-                self._callback = None
-                self.fraction = 0.0
-                self.message = ""
+        return _SubState(self, start, stop)
 
-            def step(self, fraction: float, message: str = "") -> None:
-                self.fraction = min(max(float(fraction), 0.0), 1.0)
-                parent.step(start + (stop - start) * self.fraction, message)
 
-        return _Sub()
+class _SubState(TaskState):
+    """Progress of one part of a task, mapped onto a span of its parent's."""
+
+    def __init__(self, parent: TaskState, start: float, stop: float):
+        self._parent, self._start, self._stop = parent, start, stop
+        self._cancel = parent._cancel
+        self._callback = None
+        self.fraction = 0.0
+        self.message = ""
+
+    def step(self, fraction: float, message: str = "") -> None:
+        self.fraction = min(max(float(fraction), 0.0), 1.0)
+        self._parent.step(self._start + (self._stop - self._start) * self.fraction, message)
 
 

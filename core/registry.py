@@ -116,7 +116,10 @@ class Method:
 
     ``function(data: MethodInput, *, state, **params)`` returns ``labels``, one group id
     per record. ``guarantee`` names what the verifier must confirm before the result is
-    returned: ``"k-anonymity"`` or ``"none"``.
+    returned: ``"k-anonymity"`` or ``"none"``. ``scope`` says what the function sees:
+    ``"multivariate"`` (all quasi-identifiers of a block), ``"univariate"`` (exactly one
+    attribute) or ``"per-attribute"`` (called once per quasi-identifier). A ``refine``
+    parameter, where declared, is applied by the engine after the function returns.
     """
 
     name: str
@@ -128,6 +131,7 @@ class Method:
     guarantee: str = "k-anonymity"
     numeric_qi: bool = True
     reference: str = ""
+    scope: str = "multivariate"
 
     def resolve(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """Check ``params`` against the declared parameters; fill in defaults."""
@@ -178,4 +182,14 @@ def _load_builtin() -> None:
 K = Parameter(
     "k", Interval(int, 2, None), 3, label="k (minimum group size)",
     help="Every group of released records has at least k members.",
+)
+GROWTH = Parameter(
+    "growth", Options(("nn", "nc")), "nn", label="Group growth",
+    help="nn: the first record and its k-1 nearest neighbours; nc: repeatedly add the "
+         "record nearest to the group's centroid.",
+)
+REFINE = Parameter(
+    "refine", Options(("none", "tfrp2", "igd")), "none", label="Refinement",
+    help="none; tfrp2: one Decompose pass; igd: Decompose and Shrink until nothing "
+         "changes (lowest information loss, slower).",
 )

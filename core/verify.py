@@ -24,9 +24,11 @@ __all__ = ["Verification", "verify_k_anonymity"]
 class Verification:
     """What the verifier found.
 
-    ``passed`` is true when every equivalence class has at least ``k_required`` records
-    and no identifier column is left in the masked table. ``notes`` lists every problem
-    and observation in plain words.
+    ``passed`` is true when, for every attribute block, every equivalence class of the
+    masked values (together with the stratum columns) has at least ``k_required``
+    records, and no identifier column is left in the masked table. Without blocks there
+    is one block of all quasi-identifiers. ``notes`` lists every problem and observation
+    in plain words.
     """
 
     k_required: int
@@ -36,38 +38,48 @@ class Verification:
     il: float
     passed: bool
     notes: tuple[str, ...] = ()
+    blocks: tuple[tuple[str, ...], ...] = ()
+    smallest_by_block: tuple[int, ...] = ()
+    smallest_whole_table: int = 0
 
     def describe(self) -> str:
         status = "PASSED" if self.passed else "FAILED"
-        return (f"k-anonymity {status}: smallest class {self.smallest_class} "
+        text = (f"k-anonymity {status}: smallest class {self.smallest_class} "
                 f"(required {self.k_required}), {self.n_classes} classes, "
                 f"k' = {self.k_prime:.3f}")
+        if len(self.blocks) > 1:
+            text += (f"; k-anonymity is checked per block ({len(self.blocks)} blocks); "
+                     f"the whole table's smallest class has {self.smallest_whole_table}")
+        return text
 
 
-def class_sizes(masked: pd.DataFrame, quasi_identifiers) -> np.ndarray:
-    """Size of every equivalence class of the masked quasi-identifier tuples."""
-    return masked.groupby(list(quasi_identifiers), dropna=False, sort=False).size().to_numpy()
+def class_sizes(masked: pd.DataFrame, columns) -> np.ndarray:
+    """Size of every equivalence class of the masked tuples of ``columns``."""
+    return masked.groupby(list(columns), dropna=False, sort=False).size().to_numpy()
 
 
 def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec,
-                       k: int) -> Verification:
+                       k: int, *, blocks=None) -> Verification:
     """Check that ``masked`` is k-anonymous on the quasi-identifiers of ``roles``.
+
+    Classes are the distinct masked quasi-identifier tuples together with the stratum
+    columns (an intruder who knows the stratum can tell strata apart). With ``blocks``
+    (a sequence of column tuples) each block is checked on its own.
 
     Also recomputes IL = 100·SSE/SST from the two tables alone (both z-scored with the
     original's means and population standard deviations) and notes identifier columns
     left in, and confidential or other columns that differ from the original.
     """
     qi = list(roles.quasi_identifiers)
+    blocks = tuple(tuple(b) for b in blocks) if blocks else (tuple(qi),)
     if len(masked) != len(original):
         raise MicroaggError(
             f"The masked table has {len(masked)} rows but the original has "
             f"{len(original)}. Compare tables with the same records in the same order."
         )
-    missing = [c for c in qi if c not in masked.columns]
+    missing = [c for c in qi + list(roles.strata) if c not in masked.columns]
     if missing:
-        raise MicroaggError(
-            f"Quasi-identifier '{missing[0]}' is not in the masked table."
-        )
+        raise MicroaggError(f"Column '{missing[0]}' is not in the masked table.")
     notes: list[str] = []
     left_in = [c for c in roles.identifiers if c in masked.columns]
     for column in left_in:
@@ -79,30 +91,37 @@ def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: Role
                 masked[column].reset_index(drop=True)):
             notes.append(f"Column '{column}' differs from the original.")
 
-    sizes = class_sizes(masked, qi)
-    smallest = int(sizes.min()) if sizes.size else 0
+    strata = list(roles.strata)
+    smallest_by_block = []
+    for number, block in enumerate(blocks, start=1):
+        sizes = class_sizes(masked, list(block) + strata)
+        smallest = int(sizes.min())
+        smallest_by_block.append(smallest)
+        if smallest < k:
+            where = f" in block {number} ({', '.join(block)})" if len(blocks) > 1 else ""
+            notes.insert(0, f"{int((sizes < k).sum())} equivalence class(es){where} have "
+                            f"fewer than k = {k} records; the smallest has {smallest}.")
+    whole = class_sizes(masked, qi + strata)
 
     raw_original = numeric_matrix(original, qi)
     raw_masked = numeric_matrix(masked, qi)
     mean, std = raw_original.mean(axis=0), raw_original.std(axis=0)
     std = np.where(std > 0, std, 1.0)
-    z_original = (raw_original - mean) / std
-    z_masked = (raw_masked - mean) / std
-    diff = z_original - z_masked
+    diff = (raw_original - raw_masked) / std
     within = float(np.einsum("ij,ij->", diff, diff))
-    centred = z_original - z_original.mean(axis=0)
+    centred = (raw_original - mean) / std
     total = float(np.einsum("ij,ij->", centred, centred))
 
-    passed = smallest >= k and not left_in
-    if smallest < k:
-        notes.insert(0, f"{int((sizes < k).sum())} equivalence class(es) have fewer than "
-                        f"k = {k} records; the smallest has {smallest}.")
+    smallest = min(smallest_by_block)
     return Verification(
         k_required=int(k),
         smallest_class=smallest,
-        n_classes=int(sizes.size),
-        k_prime=len(masked) / sizes.size if sizes.size else 0.0,
+        n_classes=int(whole.size),
+        k_prime=len(masked) / whole.size,
         il=100.0 * within / total if total > 0 else 0.0,
-        passed=passed,
+        passed=smallest >= k and not left_in,
         notes=tuple(notes),
+        blocks=blocks,
+        smallest_by_block=tuple(smallest_by_block),
+        smallest_whole_table=int(whole.min()),
     )

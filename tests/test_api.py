@@ -24,7 +24,8 @@ def test_result_contract(survey):
     before = survey.copy(deep=True)
     result = anonymize(survey, ROLES, "mdav", k=4)
     pd.testing.assert_frame_equal(survey, before)
-    assert result.method == "mdav" and result.parameters == {"k": 4}
+    assert result.method == "mdav"
+    assert result.parameters == {"k": 4, "growth": "nn", "refine": "none"}
     assert result.roles == ROLES
     assert list(result.masked.columns) == [c for c in survey.columns if c != "person_id"]
     assert result.masked.index.equals(survey.index)
@@ -80,7 +81,7 @@ def test_parameters_are_validated_with_one_message_format(survey):
 def test_registry_lists_mdav():
     names = [m.name for m in methods()]
     assert "mdav" in names
-    assert [p.name for p in get_method("mdav").parameters] == ["k"]
+    assert [p.name for p in get_method("mdav").parameters] == ["k", "growth", "refine"]
 
 
 def test_verifier_does_not_trust_labels(survey):
