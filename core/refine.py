@@ -34,8 +34,9 @@ Every group keeps at least k records throughout: Decompose only adds records to 
 groups, Shrink never takes a group below k, and a split makes groups of k and adds the
 rest to existing groups.
 
-Nearest-group searches use a KD-tree over the group centroids (scipy), rebuilt when
-many centroids have moved; the moved ones are checked directly. So a pass costs about
+Nearest-group searches use a KD-tree over the group centroids (scipy): one batched query
+lists every record's nearest groups; groups that changed since are checked directly, and
+the tree is rebuilt (and re-queried) once many have changed. So a pass costs about
 O(n log G) distance evaluations, not O(n·G).
 """
 
@@ -50,6 +51,7 @@ __all__ = ["refine", "decompose_pass", "REFINEMENTS"]
 
 REFINEMENTS = ("none", "tfrp2", "igd")
 _BRUTE_FORCE_GROUPS = 256
+_CANDIDATES = 6
 
 
 def refine(X: np.ndarray, labels: np.ndarray, *, k: int, method: str = "igd",
@@ -103,7 +105,9 @@ class _Partition:
     """Groups with their sufficient statistics: count, Σx and Σ|x|²."""
 
     def __init__(self, X, labels, k):
-        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        # Centred: SSE = Σ|x|² − |Σx|²/n then loses no digits to a far-away origin.
+        X = np.asarray(X, dtype=np.float64)
+        self.X = np.ascontiguousarray(X - X.mean(axis=0))
         self.k = k
         self.sq = np.einsum("ij,ij->i", self.X, self.X)
         n_groups = int(labels.max()) + 1
@@ -114,8 +118,8 @@ class _Partition:
         self.sums = np.zeros((n_groups, X.shape[1]))
         np.add.at(self.sums, labels, self.X)
         self.sumsq = np.bincount(labels, weights=self.sq, minlength=n_groups)
-        centred = self.X - self.X.mean(axis=0)
-        self.tolerance = 1e-12 * max(float(np.einsum("ij,ij->", centred, centred)), 1.0)
+        self.tolerance = 1e-12 * max(float(self.sq.sum()), 1e-300)
+        self.n_live = int(np.count_nonzero(self.count))
         self.index = _CentroidIndex(self)
 
     # statistics -------------------------------------------------------------
@@ -135,6 +139,8 @@ class _Partition:
                                                    self.sums[live]) / self.count[live]).sum())
 
     def _add(self, g, records):
+        if self.count[g] == 0:
+            self.n_live += 1
         self.members[g].extend(records)
         self.count[g] += len(records)
         self.sums[g] += self.X[records].sum(axis=0)
@@ -148,6 +154,7 @@ class _Partition:
         self.sums[g] -= self.X[records].sum(axis=0)
         self.sumsq[g] -= self.sq[records].sum()
         if self.count[g] == 0:
+            self.n_live -= 1
             self.members[g] = None
             self.sums[g] = 0.0
             self.sumsq[g] = 0.0
@@ -181,7 +188,7 @@ class _Partition:
             records = self.members[p]
             if not records or self.index.n_live() < 2:
                 continue
-            targets = self.index.nearest(self.X[records], exclude=p)
+            targets = self.index.nearest(records, exclude=p)
             delta = -self.group_sse(p)
             for g in np.unique(targets):
                 moving = [r for r, t in zip(records, targets) if t == g]
@@ -205,10 +212,10 @@ class _Partition:
         for p in range(n_groups):
             if p % 64 == 0:
                 state.step(start + (stop - start) * p / n_groups, "refining: shrink")
-            while self.members[p] and self.count[p] > self.k:
+            while self.members[p] and self.count[p] > self.k and self.n_live > 1:
                 records = np.array(self.members[p])
                 points = self.X[records]
-                targets = self.index.nearest(points, exclude=p)
+                targets = self.index.nearest(records, exclude=p)
                 centroids = self.centroids()
                 n_p, n_t = self.count[p], self.count[targets]
                 leave = n_p / (n_p - 1) * _sq(points - centroids[p])
@@ -237,6 +244,7 @@ class _Partition:
         k = self.k
         before = self.total_sse()
         saved = (list(self.members[p]), len(self.members))
+        builds = self.index.builds
         remaining = list(self.members[p])
         self._remove(p, remaining)
         new_groups = []
@@ -257,7 +265,7 @@ class _Partition:
                 break
         receivers = []
         for record in remaining:
-            g = int(self.index.nearest(self.X[[record]], exclude=-1)[0])
+            g = int(self.index.nearest([record], exclude=-1)[0])
             self._add(g, [record])
             receivers.append((g, record))
         if self.total_sse() < before - self.tolerance:
@@ -274,7 +282,8 @@ class _Partition:
         self.index.forget_from(saved[1])
         self.members[p] = []
         self._add(p, saved[0])
-        self.index.rebuild()
+        if self.index.builds != builds:  # the index saw the undone groups
+            self.index.rebuild()
         return False
 
 
@@ -283,11 +292,14 @@ def _sq(diff: np.ndarray) -> np.ndarray:
 
 
 class _CentroidIndex:
-    """Nearest live group centroid to a point, excluding one group.
+    """Nearest live group centroid to a record, excluding one group.
 
-    A KD-tree over a snapshot of the centroids answers most queries; groups whose
-    centroid changed since the snapshot ("touched") are left out of the tree's answers
-    and compared directly. The tree is rebuilt once the touched set grows large.
+    At every (re)build, a KD-tree over the live centroids answers, in one batched query,
+    the ``_CANDIDATES`` nearest groups of every record. Later questions are answered from
+    that list: the first listed group whose centroid has not changed since ("untouched")
+    is the nearest untouched group, and every touched group is compared directly with its
+    current centroid. The answer is thus exact. The index is rebuilt when the touched set
+    grows large, so a whole pass costs a few batched queries instead of one per group.
     """
 
     def __init__(self, partition: _Partition):
@@ -296,21 +308,27 @@ class _CentroidIndex:
         self.tree_groups = np.empty(0, dtype=np.int64)
         self.touched: set[int] = set()
         self.stale = np.zeros(0, dtype=bool)
+        self.builds = 0
         self.rebuild()
 
     def n_live(self) -> int:
-        return int(np.count_nonzero(self.partition.count > 0))
+        return self.partition.n_live
 
     def rebuild(self):
+        self.builds += 1
         part = self.partition
-        live = np.flatnonzero(part.alive())
+        live = np.flatnonzero(part.count > 0)
         self.touched = set()
         self.stale = np.zeros(len(part.count), dtype=bool)
-        if live.size <= _BRUTE_FORCE_GROUPS:
-            self.tree, self.tree_groups = None, live
-            return
         self.tree_groups = live
-        self.tree = cKDTree(part.centroids()[live])
+        if live.size <= _BRUTE_FORCE_GROUPS:
+            self.tree = None
+            return
+        self.tree = cKDTree(part.sums[live] / part.count[live, None])
+        n_query = min(_CANDIDATES, live.size)
+        dist, idx = self.tree.query(part.X, k=n_query)
+        self.candidates = live[idx]
+        self.candidate_d = dist ** 2
 
     def touch(self, g: int) -> None:
         if g >= len(self.stale):
@@ -322,45 +340,59 @@ class _CentroidIndex:
         self.touched = {g for g in self.touched if g < first_removed}
         self.stale = self.stale[:first_removed]
 
-    def nearest(self, points: np.ndarray, *, exclude: int) -> np.ndarray:
-        """Group id of the nearest live centroid (≠ ``exclude``) for each row of ``points``."""
+    def nearest(self, records, *, exclude: int) -> np.ndarray:
+        """Group id of the nearest live centroid (≠ ``exclude``) for each record index."""
         part = self.partition
-        if self.tree is not None and len(self.touched) > max(64, int(np.sqrt(len(self.tree_groups)))):
+        records = np.asarray(records)
+        points = part.X[records]
+        if self.tree is not None and \
+                len(self.touched) > max(256, len(self.tree_groups) // 4):
             self.rebuild()
-        centroids = part.centroids()
         if self.tree is None:
-            groups = np.flatnonzero(part.alive())
+            groups = np.flatnonzero(part.count > 0)
             groups = groups[groups != exclude]
-            d = _pairwise(points, centroids[groups])
+            d = _pairwise(points, part.sums[groups] / part.count[groups, None])
             return groups[np.argmin(d, axis=1)]
-        # Directly compared: every touched live group (its tree entry is out of date).
-        direct = np.array(sorted(g for g in self.touched
-                                 if g != exclude and part.count[g] > 0), dtype=np.int64)
+        # Directly compared: every touched live group (its listed distance is out of date).
+        direct = np.fromiter(self.touched, dtype=np.int64, count=len(self.touched))
+        direct = direct[(part.count[direct] > 0) & (direct != exclude)]
         best_group = np.full(len(points), -1, dtype=np.int64)
         best_d = np.full(len(points), np.inf)
         if direct.size:
-            d = _pairwise(points, centroids[direct])
+            direct.sort()
+            d = _pairwise(points, part.sums[direct] / part.count[direct, None])
             j = np.argmin(d, axis=1)
             best_group, best_d = direct[j], d[np.arange(len(points)), j]
-        n_query = min(8, len(self.tree_groups))
-        pending = np.arange(len(points))
-        while pending.size:
-            dist, idx = self.tree.query(points[pending], k=n_query)
-            dist, idx = np.atleast_2d(dist), np.atleast_2d(idx)
-            groups = self.tree_groups[idx]
-            valid = (~self.stale[groups]) & (groups != exclude)
-            found = valid.any(axis=1)
-            first = np.argmax(valid, axis=1)
-            rows = pending[found]
-            g = groups[found, first[found]]
-            d = dist[found, first[found]] ** 2
-            better = d < best_d[rows]
-            best_group[rows[better]] = g[better]
-            best_d[rows[better]] = d[better]
-            if n_query >= len(self.tree_groups):
-                break
-            pending = pending[~found]
-            n_query = min(2 * n_query, len(self.tree_groups))
+        groups = self.candidates[records]
+        valid = ~self.stale[groups] & (groups != exclude)
+        found = valid.any(axis=1)
+        first = np.argmax(valid, axis=1)
+        rows = np.flatnonzero(found)
+        g = groups[rows, first[rows]]
+        d = self.candidate_d[records[rows], first[rows]]
+        better = d < best_d[rows]
+        best_group[rows[better]] = g[better]
+        best_d[rows[better]] = d[better]
+        missing = np.flatnonzero(~found)
+        if missing.size:  # every listed group changed: ask the tree for more
+            n_query = min(4 * _CANDIDATES, len(self.tree_groups))
+            while missing.size:
+                dist, idx = self.tree.query(points[missing], k=n_query)
+                dist, idx = np.atleast_2d(dist), np.atleast_2d(idx)
+                groups = self.tree_groups[idx]
+                valid = ~self.stale[groups] & (groups != exclude)
+                found = valid.any(axis=1)
+                first = np.argmax(valid, axis=1)
+                rows = missing[found]
+                g = groups[found, first[found]]
+                d = dist[found, first[found]] ** 2
+                better = d < best_d[rows]
+                best_group[rows[better]] = g[better]
+                best_d[rows[better]] = d[better]
+                if n_query >= len(self.tree_groups):
+                    break
+                missing = missing[~found]
+                n_query = min(2 * n_query, len(self.tree_groups))
         return best_group
 
 

@@ -84,7 +84,8 @@ def test_igd_terminates_on_many_duplicates():
 
 
 def test_centroid_index_agrees_with_brute_force_on_many_groups():
-    """Above 256 groups the KD-tree index answers; its answers equal brute force."""
+    """Above 256 groups the KD-tree index answers; its answers equal brute force,
+    also for records whose listed nearest groups have all changed since."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(3000, 3))
     labels = fixed_size(X, k=5)
@@ -95,12 +96,18 @@ def test_centroid_index_agrees_with_brute_force_on_many_groups():
         record = partition.members[g][0]
         partition._remove(g, [record])
         partition._add(g + 1, [record])
-    points = rng.normal(size=(200, 3))
-    got = partition.index.nearest(points, exclude=7)
+    # Touch every group listed for record 0 so that the index must ask the tree again.
+    for g in partition.index.candidates[0]:
+        partition.index.touch(int(g))
+    assert len(partition.index.touched) <= max(256, len(partition.index.tree_groups) // 4)
+    records = np.concatenate([[0], rng.choice(np.arange(1, len(X)), size=400, replace=False)])
+    points = partition.X[records]  # the partition works on centred data
+    got = partition.index.nearest(records, exclude=7)
     centroids = partition.centroids()
     live = np.flatnonzero(partition.count > 0)
     live = live[live != 7]
     d = ((points[:, None, :] - centroids[live][None]) ** 2).sum(-1)
     expected_d = d.min(axis=1)
     got_d = ((points - centroids[got]) ** 2).sum(-1)
+    assert 7 not in got
     np.testing.assert_allclose(got_d, expected_d, rtol=1e-12)
