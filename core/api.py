@@ -12,7 +12,8 @@ import pandas as pd
 from core.aggregate import aggregate
 from core.errors import MicroaggError
 from core.metrics import Metrics, compute_metrics
-from core.pipeline import parse_blocks, partition_blocks, resolve_blocks, strata_of
+from core.pipeline import (parse_blocks, partition_blocks, recode_merged_strata,
+                           resolve_blocks, strata_of)
 from core.prepare import check_group_size, standardize
 from core.progress import TaskState
 from core.registry import MethodInput, get_method
@@ -70,6 +71,7 @@ class AnonymizationResult:
     blocks: tuple[tuple[str, ...], ...] = ()
     block_labels: np.ndarray | None = None
     guarantee: str = "k-anonymity"
+    strata_merges: tuple[str, ...] = ()
 
     @property
     def guarantee_text(self) -> str:
@@ -109,6 +111,7 @@ class AnonymizationResult:
             "guarantee_text": self.guarantee_text,
             "blocks": [list(b) for b in self.blocks],
             "strata": list(self.roles.strata),
+            "strata_merges": list(self.strata_merges),
             "smallest_class_by_block": list(v.smallest_by_block),
             "smallest_class": v.smallest_class,
             "verifier_il": v.il,
@@ -185,6 +188,7 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     labels = labels.reshape(-1).astype(np.int64)
     masked = aggregate(table, block_labels, roles.quasi_identifiers,
                        drop=roles.identifiers, blocks=blocks)
+    merges = recode_merged_strata(masked, roles, strata) if roles.strata else []
     qi = list(roles.quasi_identifiers)
     block_columns = [[qi.index(c) for c in block] for block in blocks]
     metrics = compute_metrics(standardized.X, block_labels, block_columns, masked, qi)
@@ -203,5 +207,5 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
         method=spec.name, parameters=resolved, roles=roles, labels=labels,
         masked=masked, metrics=metrics, verification=verification,
         seconds=time.perf_counter() - started, blocks=blocks,
-        block_labels=block_labels, guarantee=spec.guarantee,
+        block_labels=block_labels, guarantee=spec.guarantee, strata_merges=tuple(merges),
     )

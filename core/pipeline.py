@@ -22,7 +22,8 @@ from core.refine import refine
 from core.registry import Method, MethodInput
 from core.roles import RoleSpec
 
-__all__ = ["parse_blocks", "resolve_blocks", "strata_of", "partition_blocks"]
+__all__ = ["parse_blocks", "resolve_blocks", "strata_of", "partition_blocks",
+           "recode_merged_strata"]
 
 
 def parse_blocks(text: str) -> tuple[tuple[str, ...], ...]:
@@ -77,6 +78,8 @@ def strata_of(table: pd.DataFrame, roles: RoleSpec, X: np.ndarray, k: int | None
     A stratum with fewer than k records is an error naming it and the nearest stratum
     (by the distance between quasi-identifier centroids), unless ``merge_small``: then
     it is merged into that nearest stratum, repeatedly, until every stratum has ≥ k.
+    Merged strata must also be merged in the output (see :func:`recode_merged_strata`),
+    or an intruder who knows the stratum could tell their records apart.
     """
     if not roles.strata:
         return [np.arange(len(table))]
@@ -102,6 +105,26 @@ def strata_of(table: pd.DataFrame, roles: RoleSpec, X: np.ndarray, k: int | None
             )
         groups[nearest] = np.sort(np.concatenate([groups[nearest], groups.pop(name)]))
     return list(groups.values())
+
+
+def recode_merged_strata(masked: pd.DataFrame, roles: RoleSpec,
+                         strata: Sequence[np.ndarray]) -> list[str]:
+    """Give every record of a merged stratum the same stratum values, "A + B".
+
+    Modifies ``masked`` (a fresh output frame) in place; returns one line per merge.
+    """
+    merges = []
+    for rows in strata:
+        for column in roles.strata:
+            values = masked[column].iloc[rows]
+            distinct = sorted(values.astype(str).unique())
+            if len(distinct) > 1:
+                label = " + ".join(distinct)
+                if masked[column].dtype != object:
+                    masked[column] = masked[column].astype(object)
+                masked.iloc[rows, masked.columns.get_loc(column)] = label
+                merges.append(f"Strata merged in column '{column}': {label}.")
+    return merges
 
 
 def partition_blocks(method: Method, X: np.ndarray, table: pd.DataFrame, roles: RoleSpec,

@@ -29,6 +29,9 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
         ("Quasi-identifiers", ", ".join(roles.quasi_identifiers)),
         ("Confidential", ", ".join(roles.confidential)),
         ("Identifiers (dropped)", ", ".join(roles.identifiers)),
+        ("Strata", ", ".join(roles.strata)),
+        ("Attribute blocks", " ; ".join(", ".join(b) for b in result.blocks)),
+        ("Guarantee", result.guarantee_text),
         ("Records", m.n_records),
         ("Groups", m.n_groups),
         ("IL = 100·SSE/SST (%)", round(m.il, 6)),
@@ -42,6 +45,7 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
         ("Verifier: smallest equivalence class", v.smallest_class),
         ("Verifier: IL recomputed from the tables (%)", round(v.il, 6)),
     ]
+    rows += [("Strata merge", line) for line in result.strata_merges]
     rows += [("Verifier note", note) for note in v.notes]
     rows += [(f"Groups of size {size}", count)
              for size, count in sorted(m.group_size_counts.items())]
