@@ -252,10 +252,11 @@ def tc_kfirst(X, confidential, *, k: int, t: float, kinds=None,
     its EMD exceeds t, the next-nearest outside record y is considered and swapped for
     the member y′ that minimizes ``EMD(C ∪ {y} \\ {y′})`` if that lowers the EMD.
 
-    Candidate swaps are evaluated in chunks with
-    :meth:`~core.tcloseness.TCloseAttribute.swap_emds` (O(|C|²) per candidate y, never
-    O(n)); the first improving candidate in distance order is taken, exactly as the
-    sequential loop of the paper would.
+    Candidate swaps are evaluated in windows of candidates with
+    :meth:`~core.tcloseness.TCloseAttribute.swap_emds` (every y′ for a candidate y in
+    O(|C|² log |C|) for small clusters, O(|C| + log m) above 40 members; never O(n));
+    the first improving candidate in distance order is taken, exactly as the paper's
+    one-at-a-time loop would (a test compares the two).
 
     Parameters
     ----------
