@@ -1,0 +1,394 @@
+"""The main window: open a table, choose roles and a method, run, inspect, export.
+
+Every dialog is a thin wrapper around a method that does the work without one
+(:meth:`MainWindow.open_file`, :meth:`MainWindow.export_to`), and every error reaches the
+user through :meth:`MainWindow.show_error`, so tests drive the window without modal
+dialogs. The computation runs on a :class:`~.worker.TaskRunner`; the window only reacts
+to its signals.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pandas as pd
+from PySide6.QtCore import QStandardPaths, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox,
+                               QProgressBar, QStyle, QTabWidget, QToolBar, QVBoxLayout,
+                               QWidget)
+
+from core import AnonymizationResult, MicroaggError, Role, anonymize, get_method, read_table
+from core.io import READABLE_SUFFIXES, sheet_names
+from core.report import export_result
+from microagg_desktop.method_panel import MethodPanel
+from microagg_desktop.paths import resource_path
+from microagg_desktop.results_panel import ResultsPanel
+from microagg_desktop.role_editor import RoleEditor
+from microagg_desktop.state import SAMPLE_ROLES
+from microagg_desktop.table_model import DataFrameModel
+from microagg_desktop.table_view import DataFrameView
+from microagg_desktop.worker import TaskRunner
+
+__all__ = ["MainWindow"]
+
+log = logging.getLogger(__name__)
+
+APP_TITLE = "MicroAgg Desktop"
+SAMPLE_NAME = "sample_survey.csv"
+_OPEN_FILTER = ("Tables ({});;All files (*)"
+                .format(" ".join(f"*{suffix}" for suffix in READABLE_SUFFIXES)))
+_XLSX_FILTER, _CSV_FILTER = "Excel workbook (*.xlsx)", "CSV file (*.csv)"
+
+
+class MainWindow(QMainWindow):
+    """The application's one window.
+
+    Attributes
+    ----------
+    table : DataFrame or None
+        The table opened last; never modified.
+    source : str
+        Its file name (shown in the title, written into the export's summary).
+    runner : TaskRunner
+        Runs :func:`core.anonymize`; tests wait on ``runner.signals``.
+    """
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.table: pd.DataFrame | None = None
+        self.source = ""
+        self._last_folder = QStandardPaths.writableLocation(
+            QStandardPaths.StandardLocation.DocumentsLocation)
+        self.runner = TaskRunner(self)
+
+        self.data_view = DataFrameView(self)
+        self.data_info = QLabel("Open a table (CSV, XLSX or Stata .dta) with File ▸ Open…, "
+                                "or try the bundled sample with Open sample.", self)
+        self.data_info.setWordWrap(True)
+        self.data_page = QWidget(self)
+        data_layout = QVBoxLayout(self.data_page)
+        data_layout.addWidget(self.data_info)
+        data_layout.addWidget(self.data_view, 1)
+
+        self.role_editor = RoleEditor(self)
+        self.method_panel = MethodPanel(self)
+        self.results_panel = ResultsPanel(self)
+        self.tabs = QTabWidget(self)
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.data_page, "1  Data")
+        self.tabs.addTab(self.role_editor, "2  Roles")
+        self.tabs.addTab(self.method_panel, "3  Method")
+        self.tabs.addTab(self.results_panel, "4  Results")
+        self.setCentralWidget(self.tabs)
+
+        self.progress = QProgressBar(self)
+        self.progress.setRange(0, 1000)
+        self.progress.setFixedWidth(260)
+        self.progress.setTextVisible(True)
+        self.progress.setFormat("%p%")
+        self.progress.setValue(0)
+        self.status_label = QLabel("Ready.", self)
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.progress)
+
+        self._make_actions()
+        self._connect_runner()
+        self.setWindowTitle(APP_TITLE)
+        self.resize(1200, 800)
+        self._update_actions()
+
+    # -- construction -------------------------------------------------------------------
+
+    def _make_actions(self) -> None:
+        icon = self.style().standardIcon
+        pixmap = QStyle.StandardPixmap
+
+        def action(text: str, slot: Callable, shortcut=None, icon_name=None, tip=""):
+            act = QAction(text, self)
+            if shortcut is not None:
+                act.setShortcuts(shortcut if isinstance(shortcut, list) else [shortcut])
+            if icon_name is not None:
+                act.setIcon(icon(icon_name))
+            act.setStatusTip(tip)
+            act.setToolTip(tip or text)
+            act.triggered.connect(slot)
+            return act
+
+        self.open_action = action("&Open…", self.open_dialog, QKeySequence.StandardKey.Open,
+                                  pixmap.SP_DialogOpenButton, "Open a CSV, XLSX or DTA table")
+        self.sample_action = action("Open &sample", self.open_sample, None,
+                                    pixmap.SP_FileIcon,
+                                    "Open the bundled synthetic survey (600 records)")
+        self.run_action = action("&Run", self.run,
+                                 [QKeySequence("Ctrl+R"), QKeySequence("F5")],
+                                 pixmap.SP_MediaPlay, "Microaggregate with the chosen method")
+        self.cancel_action = action("&Cancel", self.cancel, QKeySequence("Esc"),
+                                    pixmap.SP_MediaStop, "Stop the running method")
+        self.export_action = action("&Export…", self.export_dialog, QKeySequence("Ctrl+E"),
+                                    pixmap.SP_DialogSaveButton,
+                                    "Save the released table and its summary")
+        self.quit_action = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
+
+        toolbar = QToolBar("Main", self)
+        toolbar.setObjectName("main_toolbar")
+        toolbar.setMovable(False)
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        for act in (self.open_action, self.sample_action, None, self.run_action,
+                    self.cancel_action, None, self.export_action):
+            toolbar.addSeparator() if act is None else toolbar.addAction(act)
+        self.addToolBar(toolbar)
+
+        menu = self.menuBar()
+        file_menu = menu.addMenu("&File")
+        for act in (self.open_action, self.sample_action, None, self.export_action, None,
+                    self.quit_action):
+            file_menu.addSeparator() if act is None else file_menu.addAction(act)
+        run_menu = menu.addMenu("&Run")
+        run_menu.addAction(self.run_action)
+        run_menu.addAction(self.cancel_action)
+
+    def _connect_runner(self) -> None:
+        signals = self.runner.signals
+        signals.started.connect(self._on_started)
+        signals.progress.connect(self._on_progress)
+        signals.returned.connect(self._on_returned)
+        signals.errored.connect(self._on_errored)
+        signals.cancelled.connect(self._on_cancelled)
+        signals.finished.connect(self._on_finished)
+
+    # -- state of the actions -----------------------------------------------------------
+
+    @property
+    def data_model(self) -> DataFrameModel:
+        """The model of the Data tab."""
+        return self.data_view.model()
+
+    @property
+    def result(self) -> AnonymizationResult | None:
+        """The result shown in the Results tab."""
+        return self.results_panel.result
+
+    def _exportable(self) -> bool:
+        result = self.result
+        return result is not None and (result.verification.passed or
+                                       get_method(result.method).guarantee == "none")
+
+    def _update_actions(self) -> None:
+        running = self.runner.running
+        self.run_action.setEnabled(self.table is not None and not running)
+        self.cancel_action.setEnabled(running)
+        self.export_action.setEnabled(self._exportable() and not running)
+        self.open_action.setEnabled(True)
+        self.sample_action.setEnabled(True)
+
+    def set_status(self, text: str) -> None:
+        """Show ``text`` in the status bar."""
+        self.status_label.setText(text)
+
+    # -- errors -------------------------------------------------------------------------
+
+    def show_error(self, text: str) -> None:
+        """Tell the user what went wrong (a modal message box; tests replace this)."""
+        log.info("error shown to the user: %s", text)
+        self.set_status("Error: " + text.splitlines()[0] if text else "Error.")
+        QMessageBox.critical(self, APP_TITLE, text)
+
+    def _guarded(self, what: str, function: Callable, *args):
+        """Call ``function``; turn any exception into :meth:`show_error`, never a crash."""
+        try:
+            return function(*args)
+        except MicroaggError as error:
+            self.show_error(str(error))
+        except Exception as error:
+            log.exception("unexpected error while %s", what)
+            self.show_error(f"Unexpected error while {what} ({type(error).__name__}): "
+                            f"{error}. Details were written to the log.")
+        return None
+
+    # -- opening ------------------------------------------------------------------------
+
+    def open_dialog(self) -> None:
+        """Ask for a table file, then :meth:`open_file` it."""
+        path, _ = QFileDialog.getOpenFileName(self, "Open a table", self._last_folder,
+                                              _OPEN_FILTER)
+        if path:
+            self.open_file(path)
+
+    def open_sample(self) -> bool:
+        """Open the bundled sample survey with its roles preset."""
+        def load():
+            path = resource_path(SAMPLE_NAME)
+            table = read_table(path)
+            self.set_table(table, path.name, roles=SAMPLE_ROLES)
+            return True
+        return bool(self._guarded("opening the sample", load))
+
+    def open_file(self, path: str | Path, sheet: str | None = None) -> bool:
+        """Read ``path`` (asking for the sheet of a multi-sheet workbook) and show it.
+
+        Returns
+        -------
+        bool
+            True if a table was opened; on failure :meth:`show_error` was called.
+        """
+        return bool(self._guarded("opening a file", self._open_file, Path(path), sheet))
+
+    def _open_file(self, path: Path, sheet: str | None) -> bool:
+        if sheet is None and path.suffix.lower() in (".xlsx", ".xlsm") and path.is_file():
+            names = sheet_names(path)
+            if len(names) > 1:
+                sheet = self.choose_sheet(path.name, names)
+                if sheet is None:
+                    return False
+        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            table = read_table(path, sheet=sheet)
+        finally:
+            QGuiApplication.restoreOverrideCursor()
+        self._last_folder = str(path.parent)
+        self.set_table(table, path.name + (f" [{sheet}]" if sheet else ""))
+        return True
+
+    def choose_sheet(self, file_name: str, names: list[str]) -> str | None:
+        """Ask which worksheet to open (the first is preselected); None if cancelled."""
+        name, ok = QInputDialog.getItem(
+            self, "Choose a sheet", f"'{file_name}' has several sheets. Open which one?",
+            names, 0, False)
+        return name if ok and name else None
+
+    def set_table(self, table: pd.DataFrame, source: str = "",
+                  roles: Mapping[str, Role | str] | None = None) -> None:
+        """Show ``table`` (not copied) and describe its columns; forget the last result.
+
+        A running computation on the previous table is cancelled.
+        """
+        self.runner.cancel()
+        self.table, self.source = table, source
+        self.data_view.show_frame(DataFrameModel(table, parent=self.data_view))
+        self.data_info.setText(f"{source or 'Table'}: {len(table):,} records × "
+                               f"{table.shape[1]} columns.")
+        self.role_editor.set_table(table, roles)
+        self.results_panel.clear()
+        self.progress.setValue(0)
+        self.setWindowTitle(f"{source} — {APP_TITLE}" if source else APP_TITLE)
+        self.set_status(f"Opened {source or 'a table'}. Check the roles, then Run.")
+        self.tabs.setCurrentWidget(self.role_editor if roles else self.data_page)
+        self._update_actions()
+
+    # -- running ------------------------------------------------------------------------
+
+    def run(self) -> bool:
+        """Start the chosen method on the current table (a running one is cancelled).
+
+        Roles and parameters are checked first, so a mistake is reported at once.
+
+        Returns
+        -------
+        bool
+            True if a run was started.
+        """
+        if self.table is None:
+            self.show_error("Open a table first (File ▸ Open… or Open sample).")
+            return False
+        roles = self.role_editor.roles()
+        method = self.method_panel.method_name()
+
+        def check():
+            spec = get_method(method)
+            parameters = spec.resolve(self.method_panel.parameters())
+            roles.validate(self.table, numeric_qi=spec.numeric_qi)
+            return parameters
+
+        parameters = self._guarded("checking the settings", check)
+        if parameters is None:
+            return False
+        self.results_panel.clear()
+        self.runner.start(anonymize, self.table, roles, method, **parameters)
+        self.set_status(f"Running {get_method(method).label}…")
+        self._update_actions()
+        return True
+
+    def cancel(self) -> None:
+        """Ask the running method to stop; the window stays usable meanwhile."""
+        if self.runner.running:
+            self.runner.cancel()
+            self.cancel_action.setEnabled(False)
+            self.set_status("Cancelling…")
+
+    def _on_started(self) -> None:
+        self.progress.setValue(0)
+        self._update_actions()
+
+    def _on_progress(self, fraction: float, message: str) -> None:
+        self.progress.setValue(round(fraction * 1000))
+        if message:
+            self.set_status(message)
+
+    def _on_returned(self, result: AnonymizationResult) -> None:
+        self.results_panel.show_result(result)
+        self.progress.setValue(1000)
+        verdict = "verified" if result.verification.passed else "NOT verified"
+        self.set_status(f"Done in {result.seconds:.2f} s: IL {result.metrics.il:.2f} %, "
+                        f"{verdict}.")
+        self.tabs.setCurrentWidget(self.results_panel)
+
+    def _on_errored(self, text: str) -> None:
+        self.progress.setValue(0)
+        self.show_error(text)  # looked up at call time, so tests can replace it
+
+    def _on_cancelled(self) -> None:
+        self.progress.setValue(0)
+        self.set_status("Run cancelled.")
+
+    def _on_finished(self) -> None:
+        self._update_actions()
+
+    # -- exporting ----------------------------------------------------------------------
+
+    def export_dialog(self) -> None:
+        """Ask for a file name (.xlsx by default, or .csv), then :meth:`export_to` it."""
+        if not self._exportable():
+            self.show_error("There is no verified result to export yet. Run a method first.")
+            return
+        stem = Path(self.source.split(" [")[0]).stem or "released"
+        suggested = str(Path(self._last_folder) / f"{stem}_masked.xlsx")
+        path, chosen = QFileDialog.getSaveFileName(
+            self, "Export the released table", suggested, f"{_XLSX_FILTER};;{_CSV_FILTER}",
+            _XLSX_FILTER)
+        if not path:
+            return
+        if Path(path).suffix.lower() not in (".xlsx", ".csv"):
+            path += ".csv" if chosen == _CSV_FILTER else ".xlsx"
+        self.export_to(path)
+
+    def export_to(self, path: str | Path) -> bool:
+        """Write the current result to ``path`` (.xlsx with a summary sheet, or .csv)."""
+        result = self.result
+        if result is None or not self._exportable():
+            self.show_error("There is no verified result to export yet. Run a method first.")
+            return False
+
+        def write():
+            QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+            try:
+                return export_result(result, path, source=self.source)
+            finally:
+                QGuiApplication.restoreOverrideCursor()
+
+        written = self._guarded("exporting", write)
+        if written is None:
+            return False
+        self._last_folder = str(Path(written).parent)
+        self.set_status(f"Exported to {written}.")
+        return True
+
+    # -- closing ------------------------------------------------------------------------
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Stop a running method before the window goes away."""
+        self.runner.cancel()
+        self.runner.wait(5000)
+        super().closeEvent(event)

@@ -1,0 +1,171 @@
+"""The method panel, built entirely from the registry (:func:`core.methods`).
+
+One drop-down lists every registered method; the panel shows its description and one
+input per parameter, chosen from the parameter's constraint: an integer interval gives a
+spin box, a real interval a decimal spin box, a set of options a drop-down. A method
+added to the registry appears here with no change to the GUI.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel,
+                               QSpinBox, QVBoxLayout, QWidget)
+
+from core.registry import get_method, methods
+from core.registry import Interval, Options, Parameter
+from microagg_desktop.state import MethodState
+
+__all__ = ["MethodPanel", "parameter_widget"]
+
+_INT_LIMIT = 2**31 - 1
+_FLOAT_LIMIT = 1e12
+
+
+def parameter_widget(parameter: Parameter, parent: QWidget | None = None) -> QWidget:
+    """An input widget for ``parameter``, limited to its constraint, set to its default."""
+    constraint = parameter.constraint
+    if isinstance(constraint, Options):
+        widget = QComboBox(parent)
+        widget.addItems([str(v) for v in constraint.values])
+        widget.setCurrentIndex(max(0, widget.findText(str(parameter.default))))
+    elif isinstance(constraint, Interval) and constraint.kind is int:
+        widget = QSpinBox(parent)
+        widget.setRange(int(constraint.low) if constraint.low is not None else -_INT_LIMIT,
+                        int(constraint.high) if constraint.high is not None else _INT_LIMIT)
+        widget.setValue(int(parameter.default))
+    elif isinstance(constraint, Interval):
+        widget = QDoubleSpinBox(parent)
+        widget.setDecimals(4)
+        widget.setRange(constraint.low if constraint.low is not None else -_FLOAT_LIMIT,
+                        constraint.high if constraint.high is not None else _FLOAT_LIMIT)
+        widget.setSingleStep(_float_step(constraint))
+        widget.setValue(float(parameter.default))
+    else:
+        raise TypeError(f"No widget for the constraint of parameter '{parameter.name}'.")
+    tip = parameter.help or ""
+    widget.setToolTip(f"{tip} Allowed: {constraint.describe()}.".strip())
+    widget.setMinimumWidth(120)
+    return widget
+
+
+def _float_step(constraint: Interval) -> float:
+    if constraint.low is not None and constraint.high is not None:
+        return max((constraint.high - constraint.low) / 100, 1e-4)
+    return 0.1
+
+
+def _widget_value(widget: QWidget) -> Any:
+    if isinstance(widget, QComboBox):
+        return widget.currentText()
+    return widget.value()
+
+
+def _set_widget_value(widget: QWidget, value: Any) -> None:
+    if isinstance(widget, QComboBox):
+        position = widget.findText(str(value))
+        if position < 0:
+            raise ValueError(f"'{value}' is not one of the choices.")
+        widget.setCurrentIndex(position)
+    else:
+        widget.setValue(value)
+
+
+class MethodPanel(QWidget):
+    """The Method tab: method choice, its description and its parameters.
+
+    Signals
+    -------
+    changed
+        After the method or any parameter changed.
+    """
+
+    changed = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.state = MethodState()
+        self.method_box = QComboBox(self)
+        for method in methods():
+            self.method_box.addItem(method.label, method.name)
+        self.description = QLabel(self)
+        self.description.setWordWrap(True)
+        self.description.setTextFormat(Qt.TextFormat.PlainText)
+        self.reference = QLabel(self)
+        self.reference.setWordWrap(True)
+        self.reference.setStyleSheet("color: #555;")
+        self.parameter_box = QGroupBox("Parameters", self)
+        self.parameter_form = QFormLayout(self.parameter_box)
+        self.parameter_form.setFieldGrowthPolicy(
+            QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        self.widgets: dict[str, QWidget] = {}
+
+        self.method_box.setMinimumWidth(260)
+        choice = QFormLayout()
+        choice.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        choice.addRow("Method:", self.method_box)
+        layout = QVBoxLayout(self)
+        layout.addLayout(choice)
+        layout.addWidget(self.description)
+        layout.addWidget(self.reference)
+        layout.addWidget(self.parameter_box)
+        layout.addStretch(1)
+        self.method_box.currentIndexChanged.connect(self._on_method_chosen)
+        self._show_method()
+
+    def method_name(self) -> str:
+        """Registry name of the chosen method."""
+        return self.state.method
+
+    def set_method(self, name: str) -> None:
+        """Choose a method by registry name; its parameters go back to their defaults."""
+        position = self.method_box.findData(get_method(name).name)
+        self.method_box.setCurrentIndex(position)
+
+    def parameters(self) -> dict[str, Any]:
+        """The parameter values as entered (checked by the registry when run)."""
+        return dict(self.state.values)
+
+    def set_parameter(self, name: str, value: Any) -> None:
+        """Set a parameter as if typed in its widget; ``KeyError`` if there is none."""
+        if name not in self.widgets:
+            raise KeyError(f"Method '{self.state.method}' has no parameter '{name}'.")
+        _set_widget_value(self.widgets[name], value)
+
+    def _on_method_chosen(self, position: int) -> None:
+        name = self.method_box.itemData(position)
+        if name and name != self.state.method:
+            self.state.set_method(name)
+            self._show_method()
+            self.changed.emit()
+
+    def _show_method(self) -> None:
+        spec = get_method(self.state.method)
+        self.description.setText(spec.description)
+        self.reference.setText(f"Reference: {spec.reference}" if spec.reference else "")
+        self.reference.setVisible(bool(spec.reference))
+        while self.parameter_form.rowCount():
+            self.parameter_form.removeRow(0)
+        self.widgets = {}
+        for parameter in spec.parameters:
+            widget = parameter_widget(parameter, self.parameter_box)
+            self.widgets[parameter.name] = widget
+            label = QLabel(f"{parameter.label or parameter.name}:", self.parameter_box)
+            label.setToolTip(parameter.help)
+            self.parameter_form.addRow(label, widget)
+            if parameter.help:
+                help_label = QLabel(parameter.help, self.parameter_box)
+                help_label.setWordWrap(True)
+                help_label.setStyleSheet("color: #555;")
+                help_label.setMinimumWidth(520)
+                self.parameter_form.addRow("", help_label)
+            signal = (widget.currentTextChanged if isinstance(widget, QComboBox)
+                      else widget.valueChanged)
+            signal.connect(lambda value, name=parameter.name: self._on_value(name, value))
+        self.parameter_box.setVisible(bool(spec.parameters))
+
+    def _on_value(self, name: str, value: Any) -> None:
+        self.state.set_value(name, value)
+        self.changed.emit()

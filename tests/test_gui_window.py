@@ -1,0 +1,243 @@
+"""The real main window driven with qtbot (offscreen): open, roles, run, cancel, export."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import logging  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from PySide6.QtCore import QStandardPaths  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+import core  # noqa: E402
+from core import Role  # noqa: E402
+from microagg_desktop import main_window as main_window_module  # noqa: E402
+from microagg_desktop.main_window import MainWindow  # noqa: E402
+from microagg_desktop.paths import resource_path  # noqa: E402
+
+pytestmark = pytest.mark.gui
+
+QIS = ("age", "years_education", "income", "hours_worked", "household_size")
+RUN_TIMEOUT = 30_000
+
+
+@pytest.fixture
+def window(qtbot):
+    win = MainWindow()
+    win.errors = []
+    win.show_error = win.errors.append  # no modal message boxes in tests
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.runner.cancel()
+    win.runner.wait(5000)
+
+
+def run_and_wait(qtbot, win):
+    with qtbot.waitSignals([win.runner.signals.returned, win.runner.signals.finished],
+                           timeout=RUN_TIMEOUT):
+        assert win.run()
+
+
+def test_sample_run_verify_and_export(qtbot, window, tmp_path):
+    assert window.open_sample()
+    assert window.data_model.rowCount() == 600
+    assert not window.export_action.isEnabled()
+    for column in ("region", "health_spending"):
+        window.role_editor.set_role(column, Role.NON_CONFIDENTIAL)
+    window.role_editor.set_role("diagnosis", Role.CONFIDENTIAL)
+    assert window.role_editor.roles().quasi_identifiers == QIS
+    window.method_panel.set_method("mdav")
+    window.method_panel.set_parameter("k", 5)
+
+    run_and_wait(qtbot, window)
+
+    result = window.result
+    assert result.parameters["k"] == 5 and result.verification.passed
+    panel = window.results_panel
+    assert panel.values["il"].text() == f"{core_format(result.metrics.il)} %"
+    assert "Verified" in panel.status.text() and "≥ 5" in panel.status.text()
+    assert panel.values["groups"].text() == str(result.metrics.n_groups)
+    assert window.tabs.currentWidget() is panel
+    assert window.run_action.isEnabled() and not window.cancel_action.isEnabled()
+    assert window.export_action.isEnabled()
+    assert window.errors == []
+
+    original = core.read_table(resource_path("sample_survey.csv"))
+    xlsx, csv = tmp_path / "released.xlsx", tmp_path / "released.csv"
+    assert window.export_to(xlsx) and window.export_to(csv)
+    sheets = pd.read_excel(xlsx, sheet_name=None)
+    assert set(sheets) == {"masked", "summary"}
+    for masked in (sheets["masked"], pd.read_csv(csv)):
+        assert len(masked) == len(original)
+        assert "person_id" not in masked.columns
+        for qi in QIS:  # every quasi-identifier equals its group mean
+            means = original[qi].groupby(result.labels).transform("mean")
+            np.testing.assert_allclose(masked[qi], means, rtol=1e-9)
+            assert masked.groupby(result.labels)[qi].nunique().max() == 1
+        assert masked.groupby(list(QIS)).size().min() >= 5
+        pd.testing.assert_series_equal(masked["diagnosis"], original["diagnosis"])
+    assert "MDAV" in " ".join(map(str, sheets["summary"]["value"].dropna()))
+
+
+def core_format(il):
+    from microagg_desktop.state import format_number
+    return format_number(il, 4)
+
+
+def test_open_file_and_defaults_roles(window, tmp_path):
+    path = tmp_path / "people.csv"
+    pd.DataFrame({"id": [1, 2, 3], "age": [30, 40, 50], "town": list("abc")}).to_csv(
+        path, index=False)
+    assert window.open_file(path)
+    assert window.source == "people.csv"
+    assert window.data_model.rowCount() == 3
+    spec = window.role_editor.roles()
+    assert spec.identifiers == ("id",) and spec.quasi_identifiers == ()
+    assert window.run_action.isEnabled() and not window.export_action.isEnabled()
+
+
+def test_xlsx_with_several_sheets_asks_which(window, tmp_path, monkeypatch):
+    path = tmp_path / "book.xlsx"
+    with pd.ExcelWriter(path) as writer:
+        pd.DataFrame({"a": [1, 2]}).to_excel(writer, sheet_name="first", index=False)
+        pd.DataFrame({"b": [1, 2, 3]}).to_excel(writer, sheet_name="second", index=False)
+    asked = []
+
+    def choose(file_name, names):
+        asked.append(names)
+        return names[-1]
+
+    monkeypatch.setattr(window, "choose_sheet", choose)
+    assert window.open_file(path)
+    assert asked == [["first", "second"]]
+    assert list(window.table.columns) == ["b"]
+    monkeypatch.setattr(window, "choose_sheet", lambda file_name, names: None)
+    assert not window.open_file(path)  # the user cancelled: nothing changes
+    assert list(window.table.columns) == ["b"]
+    assert window.errors == []
+
+
+def test_errors_are_shown_and_the_window_stays_usable(qtbot, window, tmp_path):
+    assert not window.open_file(tmp_path / "missing.csv")
+    assert "missing.csv" in window.errors[-1] and "does not exist" in window.errors[-1]
+    garbage = tmp_path / "garbage.csv"
+    garbage.write_bytes(b"\x00\x01\x02binary\x00junk")
+    assert not window.open_file(garbage)
+    assert "garbage.csv" in window.errors[-1]
+    assert window.table is None and not window.run_action.isEnabled()
+
+    assert window.open_sample()
+    for qi in QIS:
+        window.role_editor.set_role(qi, Role.NON_CONFIDENTIAL)
+    assert not window.run()
+    assert "quasi-identifier" in window.errors[-1].lower()
+    window.role_editor.set_role("diagnosis", Role.QUASI_IDENTIFIER)
+    assert not window.run()
+    assert "diagnosis" in window.errors[-1] and "not numeric" in window.errors[-1]
+    window.role_editor.set_role("diagnosis", Role.CONFIDENTIAL)
+    window.role_editor.set_role("age", Role.QUASI_IDENTIFIER)
+    window.method_panel.set_parameter("k", 601)  # more than the 600 records
+    with qtbot.waitSignal(window.runner.signals.errored, timeout=RUN_TIMEOUT):
+        assert window.run()  # this check is the engine's, made on the worker
+    assert "k" in window.errors[-1] and "600" in window.errors[-1]
+    qtbot.waitUntil(window.run_action.isEnabled)
+    assert window.result is None and not window.export_action.isEnabled()
+
+    window.method_panel.set_parameter("k", 3)
+    run_and_wait(qtbot, window)
+    assert window.result.verification.passed
+    assert not window.export_to(tmp_path / "released.txt")
+    assert ".xlsx" in window.errors[-1]
+
+
+def test_unexpected_engine_error_is_logged_and_shown(qtbot, window, monkeypatch, caplog):
+    def broken(*args, state, **kwargs):
+        raise ZeroDivisionError("engine bug")
+
+    monkeypatch.setattr(main_window_module, "anonymize", broken)
+    assert window.open_sample()
+    with caplog.at_level(logging.ERROR), \
+            qtbot.waitSignal(window.runner.signals.finished, timeout=RUN_TIMEOUT):
+        assert window.run()
+    assert "ZeroDivisionError" in window.errors[-1] and "engine bug" in window.errors[-1]
+    assert "Traceback" not in window.errors[-1]
+    assert any(r.exc_info for r in caplog.records)
+    assert window.run_action.isEnabled() and window.result is None
+
+
+def test_cancel_stops_a_long_run_quickly(qtbot, window):
+    rng = np.random.default_rng(0)
+    big = pd.DataFrame(rng.normal(size=(200_000, 5)), columns=[f"x{i}" for i in range(5)])
+    window.set_table(big, "synthetic", roles={c: Role.QUASI_IDENTIFIER for c in big})
+    window.method_panel.set_method("mdav")
+    window.method_panel.set_parameter("k", 3)
+    with qtbot.waitSignal(window.runner.signals.progress, timeout=RUN_TIMEOUT):
+        assert window.run()
+    assert not window.run_action.isEnabled() and window.cancel_action.isEnabled()
+    qtbot.wait(300)  # the window keeps processing events while MDAV runs
+    assert window.runner.running
+    started = time.monotonic()
+    with qtbot.waitSignal(window.runner.signals.cancelled, timeout=2000):
+        window.cancel()
+    assert time.monotonic() - started < 2.0
+    qtbot.waitUntil(lambda: window.run_action.isEnabled(), timeout=2000)
+    assert not window.cancel_action.isEnabled() and window.result is None
+    assert window.errors == []
+
+    assert window.open_sample()
+    run_and_wait(qtbot, window)
+    assert window.result.verification.passed
+
+
+def test_a_new_run_replaces_the_running_one(qtbot, window):
+    rng = np.random.default_rng(1)
+    big = pd.DataFrame(rng.normal(size=(200_000, 3)), columns=["a", "b", "c"])
+    window.set_table(big, "synthetic", roles={c: Role.QUASI_IDENTIFIER for c in big})
+    with qtbot.waitSignal(window.runner.signals.started, timeout=RUN_TIMEOUT):
+        window.run()
+    slow = window.runner.current
+    assert window.open_sample()  # opening a table cancels the run on the old one
+    run_and_wait(qtbot, window)
+    assert slow.state.cancelled
+    assert window.result.metrics.n_records == 600
+
+
+def test_app_main_opens_the_file_given(qtbot, tmp_path, monkeypatch):
+    from microagg_desktop import app as app_module
+
+    QStandardPaths.setTestModeEnabled(True)
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    handlers = list(logging.getLogger().handlers)
+    path = tmp_path / "given.csv"
+    pd.DataFrame({"x": [1.0, 2.0], "y": [3, 4]}).to_csv(path, index=False)
+    seen = []
+
+    def run_briefly(app):
+        # Instead of the real event loop (which would end pytest-qt's): let the queued
+        # open happen, look at the window, close it.
+        def shown():
+            return [w for w in QApplication.topLevelWidgets()
+                    if isinstance(w, MainWindow) and w.isVisible()]
+
+        qtbot.waitUntil(lambda: any(w.table is not None for w in shown()))
+        for w in shown():
+            seen.append(w.source)
+            w.close()
+        return 0
+
+    monkeypatch.setattr(QApplication, "exec", run_briefly)
+    try:
+        assert app_module.main(["microagg-desktop", str(path)]) == 0
+    finally:
+        for handler in logging.getLogger().handlers[:]:
+            if handler not in handlers:
+                logging.getLogger().removeHandler(handler)
+                handler.close()
+    assert "given.csv" in seen
+    assert QApplication.applicationName() == "MicroAgg Desktop"
