@@ -8,7 +8,7 @@ Pure numpy/pandas; never imports Qt. Typical use::
     result.metrics.il, result.verification.passed
 """
 
-from core.api import AnonymizationResult, GuaranteeNotMet, anonymize
+from core.api import AnonymizationResult, GuaranteeNotMet, anonymize, check_inputs
 from core.errors import Cancelled, MicroaggError
 from core.io import read_table, write_table
 from core.progress import TaskState
@@ -17,7 +17,7 @@ from core.roles import Role, RoleSpec
 from core.verify import Verification, verify_k_anonymity
 
 __all__ = [
-    "AnonymizationResult", "GuaranteeNotMet", "anonymize", "Cancelled", "MicroaggError",
+    "AnonymizationResult", "GuaranteeNotMet", "anonymize", "check_inputs", "Cancelled", "MicroaggError",
     "read_table", "write_table", "TaskState", "get_method", "methods", "Role", "RoleSpec",
     "Verification", "verify_k_anonymity",
 ]

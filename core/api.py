@@ -14,13 +14,13 @@ from core.errors import MicroaggError
 from core.metrics import Metrics, compute_metrics
 from core.pipeline import (parse_blocks, partition_blocks, recode_merged_strata,
                            resolve_blocks, strata_of)
-from core.prepare import check_group_size, standardize
+from core.prepare import Standardized, check_group_size, standardize
 from core.progress import TaskState
-from core.registry import MethodInput, get_method
+from core.registry import Method, get_method
 from core.roles import RoleSpec
 from core.verify import Verification, verify_k_anonymity
 
-__all__ = ["AnonymizationResult", "anonymize", "GuaranteeNotMet"]
+__all__ = ["AnonymizationResult", "anonymize", "check_inputs", "GuaranteeNotMet", "RunPlan"]
 
 
 class GuaranteeNotMet(MicroaggError):
@@ -120,6 +120,44 @@ class AnonymizationResult:
         }
 
 
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything :func:`check_inputs` established before a run."""
+
+    method: Method
+    parameters: dict[str, Any]
+    blocks: tuple[tuple[str, ...], ...]
+    k: int | None
+    standardized: Standardized
+    strata: list[np.ndarray]
+
+
+def check_inputs(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
+                 blocks=None, merge_small_strata: bool = False, **params) -> RunPlan:
+    """Run every check :func:`anonymize` makes before its algorithm starts.
+
+    The GUI calls it before starting a worker, so a mistake (an unknown column, a
+    constant quasi-identifier, k above the number of records, a stratum too small, ...)
+    is reported at once. Raises :class:`MicroaggError`; returns the prepared inputs.
+    """
+    spec = get_method(method)
+    resolved = spec.resolve(params)
+    if not isinstance(table, pd.DataFrame):
+        raise MicroaggError("The table must be a pandas DataFrame.")
+    if not isinstance(roles, RoleSpec):
+        raise MicroaggError("The roles must be a RoleSpec.")
+    roles.validate(table, numeric_qi=spec.numeric_qi)
+    if isinstance(blocks, str):
+        blocks = parse_blocks(blocks)
+    blocks = resolve_blocks(roles, blocks, spec)
+    k = resolved.get("k")
+    if k is not None:
+        check_group_size(len(table), k)
+    standardized = standardize(table, roles.quasi_identifiers)
+    strata = strata_of(table, roles, standardized.X, k, merge_small=merge_small_strata)
+    return RunPlan(spec, resolved, blocks, k, standardized, strata)
+
+
 def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
               state: TaskState | None = None, blocks=None, merge_small_strata: bool = False,
               **params) -> AnonymizationResult:
@@ -162,23 +200,12 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     [20.5, 20.5, 40.5, 40.5]
     """
     started = time.perf_counter()
-    spec = get_method(method)
-    resolved = spec.resolve(params)
-    if not isinstance(table, pd.DataFrame):
-        raise MicroaggError("The table must be a pandas DataFrame.")
-    if not isinstance(roles, RoleSpec):
-        raise MicroaggError("The roles must be a RoleSpec.")
-    roles.validate(table, numeric_qi=spec.numeric_qi)
-    if isinstance(blocks, str):
-        blocks = parse_blocks(blocks)
-    blocks = resolve_blocks(roles, blocks, spec)
-    k = resolved.get("k")
-    if k is not None:
-        check_group_size(len(table), k)
+    plan = check_inputs(table, roles, method, blocks=blocks,
+                        merge_small_strata=merge_small_strata, **params)
+    spec, resolved, blocks, k = plan.method, plan.parameters, plan.blocks, plan.k
     state = state or TaskState()
     state.step(0.0, f"{spec.label}: preparing")
-    standardized = standardize(table, roles.quasi_identifiers)
-    strata = strata_of(table, roles, standardized.X, k, merge_small=merge_small_strata)
+    standardized, strata = plan.standardized, plan.strata
     block_labels = partition_blocks(spec, standardized.X, table, roles, blocks, strata,
                                     resolved, state.sub(0.0, 0.95))
     if (block_labels < 0).any():

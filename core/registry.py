@@ -5,7 +5,7 @@ constraints next to them (the scikit-learn ``_param_validation`` habit). Validat
 produces one message format: the parameter, what is allowed, what was received.
 
 Adding a method is one module with the algorithm plus one :func:`register` call in
-:mod:`core.methods`; the CLI options and the GUI's parameter form are built from here.
+:mod:`core.builtin_methods`; the CLI options and the GUI's parameter form are built from here.
 """
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ def methods() -> Sequence[Method]:
 
 
 def _load_builtin() -> None:
-    import core.methods  # noqa: F401  (registers the built-in methods)
+    import core.builtin_methods  # noqa: F401  (registers the built-in methods)
 
 
 K = Parameter(
