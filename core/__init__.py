@@ -9,7 +9,7 @@ Pure numpy/pandas; never imports Qt. Typical use::
 """
 
 from core.api import AnonymizationResult, GuaranteeNotMet, anonymize, check_inputs
-from core.errors import Cancelled, MicroaggError
+from core.errors import Cancelled, MicroaggError, SmallStratumError
 from core.io import read_table, write_table
 from core.progress import TaskState
 from core.registry import get_method, methods
@@ -17,7 +17,8 @@ from core.roles import Role, RoleSpec
 from core.verify import Verification, verify_k_anonymity
 
 __all__ = [
-    "AnonymizationResult", "GuaranteeNotMet", "anonymize", "check_inputs", "Cancelled", "MicroaggError",
+    "AnonymizationResult", "GuaranteeNotMet", "anonymize", "check_inputs", "Cancelled",
+    "MicroaggError", "SmallStratumError",
     "read_table", "write_table", "TaskState", "get_method", "methods", "Role", "RoleSpec",
     "Verification", "verify_k_anonymity",
 ]

@@ -5,11 +5,20 @@ Every problem with the user's input (a file, a column, a row, a parameter) raise
 what to do. The CLI prints it on one line; the GUI shows it in a message box.
 """
 
-__all__ = ["MicroaggError", "Cancelled"]
+__all__ = ["MicroaggError", "SmallStratumError", "Cancelled"]
 
 
 class MicroaggError(ValueError):
     """Bad input: the message names the file, column, row or parameter at fault."""
+
+
+class SmallStratumError(MicroaggError):
+    """A stratum has fewer than k records; ``nearest`` names the stratum to merge it with."""
+
+    def __init__(self, message: str, *, stratum: str, nearest: str):
+        super().__init__(message)
+        self.stratum = stratum
+        self.nearest = nearest
 
 
 class Cancelled(Exception):

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from core.errors import MicroaggError
+from core.errors import MicroaggError, SmallStratumError
 from core.progress import TaskState
 from core.refine import refine
 from core.registry import Method, MethodInput
@@ -98,10 +98,11 @@ def strata_of(table: pd.DataFrame, roles: RoleSpec, X: np.ndarray, k: int | None
                       key=lambda o: (float(((X[groups[o]].mean(axis=0) - centre) ** 2).sum()), o))
         if not merge_small:
             columns = ", ".join(roles.strata)
-            raise MicroaggError(
+            raise SmallStratumError(
                 f"Stratum '{name}' ({columns}) has {len(groups[name])} record(s), fewer "
                 f"than k = {k}. Merge it with the nearest stratum '{nearest}' (option "
-                "'merge small strata'), recode the stratum column, or choose a smaller k."
+                "'merge small strata'), recode the stratum column, or choose a smaller k.",
+                stratum=name, nearest=nearest,
             )
         groups[nearest] = np.sort(np.concatenate([groups[nearest], groups.pop(name)]))
     return list(groups.values())

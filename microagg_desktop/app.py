@@ -1,7 +1,8 @@
 """The ``microagg-desktop`` entry point.
 
-``microagg-desktop [FILE]`` opens the main window, and ``FILE`` in it if given. The
-application never uses the network.
+``microagg-desktop [FILE]`` opens the main window, and ``FILE`` in it if given;
+``microagg-desktop --sample`` opens the bundled sample survey with its roles preset.
+The application never uses the network.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ----------
     argv : sequence of str, optional
         Command line (program name first); ``sys.argv`` by default. Qt's own options
-        are removed by Qt; the first remaining argument is a table to open.
+        are removed by Qt; the first remaining argument is a table to open, and
+        ``--sample`` opens the bundled sample instead.
     """
     from microagg_desktop.main_window import MainWindow
 
@@ -89,6 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     paths = [a for a in argv[1:] if not a.startswith("-")]
     if paths:
         QTimer.singleShot(0, lambda: window.open_file(paths[0]))
+    elif "--sample" in argv[1:]:
+        QTimer.singleShot(0, window.open_sample)
     return app.exec()
 
 

@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QMainWindow, Q
                                QProgressBar, QStyle, QTabWidget, QToolBar, QVBoxLayout,
                                QWidget)
 
-from core import AnonymizationResult, MicroaggError, Role, anonymize, get_method, read_table
+from core import (AnonymizationResult, MicroaggError, Role, SmallStratumError, anonymize,
+                  check_inputs, get_method, read_table)
 from core.io import READABLE_SUFFIXES, sheet_names
 from core.report import export_result
 from microagg_desktop.method_panel import MethodPanel
@@ -295,21 +296,36 @@ class MainWindow(QMainWindow):
             return False
         roles = self.role_editor.roles()
         method = self.method_panel.method_name()
+        options = {"blocks": self.method_panel.blocks(), "merge_small_strata": False}
+        parameters = self.method_panel.parameters()
 
         def check():
-            spec = get_method(method)
-            parameters = spec.resolve(self.method_panel.parameters())
-            roles.validate(self.table, numeric_qi=spec.numeric_qi)
-            return parameters
+            try:
+                return check_inputs(self.table, roles, method, **options, **parameters)
+            except SmallStratumError as error:
+                if not self.ask_merge_strata(str(error), error.stratum, error.nearest):
+                    return None
+                options["merge_small_strata"] = True
+                return check_inputs(self.table, roles, method, **options, **parameters)
 
-        parameters = self._guarded("checking the settings", check)
-        if parameters is None:
+        plan = self._guarded("checking the settings", check)
+        if plan is None:
             return False
         self.results_panel.clear()
-        self.runner.start(anonymize, self.table, roles, method, **parameters)
+        self.runner.start(anonymize, self.table, roles, method, **options, **plan.parameters)
         self.set_status(f"Running {get_method(method).label}…")
         self._update_actions()
         return True
+
+    def ask_merge_strata(self, message: str, stratum: str, nearest: str) -> bool:
+        """Offer to merge a too-small stratum into its nearest one (tests replace this)."""
+        answer = QMessageBox.question(
+            self, APP_TITLE,
+            f"{message}\n\nMerge small strata with their nearest stratum and run? Merged "
+            f"strata are released under a combined label (e.g. '{nearest} + {stratum}').",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
 
     def cancel(self) -> None:
         """Ask the running method to stop; the window stays usable meanwhile."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel,
-                               QSpinBox, QVBoxLayout, QWidget)
+                               QLineEdit, QSpinBox, QVBoxLayout, QWidget)
 
 from core.registry import get_method, methods
 from core.registry import Interval, Options, Parameter
@@ -111,6 +111,23 @@ class MethodPanel(QWidget):
         layout.addWidget(self.description)
         layout.addWidget(self.reference)
         layout.addWidget(self.parameter_box)
+
+        self.blocks_box = QGroupBox("Attribute blocks (optional)", self)
+        blocks_form = QFormLayout(self.blocks_box)
+        self.blocks_edit = QLineEdit(self.blocks_box)
+        self.blocks_edit.setPlaceholderText("e.g.  age,income ; hours_worked,years_education")
+        self.blocks_edit.setMinimumWidth(420)
+        self.blocks_edit.textChanged.connect(lambda _: self.changed.emit())
+        blocks_help = QLabel(
+            "Leave empty to microaggregate all quasi-identifiers together. With blocks "
+            "(columns separated by commas, blocks by semicolons), each block is "
+            "microaggregated on its own: information loss is lower, but k-anonymity then "
+            "holds within each block only, not for the combination.", self.blocks_box)
+        blocks_help.setWordWrap(True)
+        blocks_help.setStyleSheet("color: #555;")
+        blocks_form.addRow("Blocks:", self.blocks_edit)
+        blocks_form.addRow("", blocks_help)
+        layout.addWidget(self.blocks_box)
         layout.addStretch(1)
         self.method_box.currentIndexChanged.connect(self._on_method_chosen)
         self._show_method()
@@ -127,6 +144,16 @@ class MethodPanel(QWidget):
     def parameters(self) -> dict[str, Any]:
         """The parameter values as entered (checked by the registry when run)."""
         return dict(self.state.values)
+
+    def blocks(self) -> str | None:
+        """The attribute blocks as typed ("A,B;C,D"), or None for one block of all."""
+        if self.blocks_box.isHidden():  # the chosen method takes no blocks
+            return None
+        text = self.blocks_edit.text().strip()
+        return text or None
+
+    def set_blocks(self, text: str) -> None:
+        self.blocks_edit.setText(text)
 
     def set_parameter(self, name: str, value: Any) -> None:
         """Set a parameter as if typed in its widget; ``KeyError`` if there is none."""
@@ -165,6 +192,8 @@ class MethodPanel(QWidget):
                       else widget.valueChanged)
             signal.connect(lambda value, name=parameter.name: self._on_value(name, value))
         self.parameter_box.setVisible(bool(spec.parameters))
+        # Blocks only make sense for methods that take several attributes at once.
+        self.blocks_box.setHidden(spec.scope != "multivariate")
 
     def _on_value(self, name: str, value: Any) -> None:
         self.state.set_value(name, value)

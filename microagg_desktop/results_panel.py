@@ -26,6 +26,8 @@ _PASSED_STYLE = ("QLabel { background: #dff3e0; color: #1b5e20; border: 1px soli
                  " border-radius: 4px; padding: 8px; font-weight: bold; }")
 _FAILED_STYLE = ("QLabel { background: #fde2e1; color: #b71c1c; border: 1px solid #e57373;"
                  " border-radius: 4px; padding: 8px; font-weight: bold; }")
+_WARNING_STYLE = ("QLabel { background: #fff4d6; color: #7a4f01; border: 1px solid #f0b429;"
+                  " border-radius: 4px; padding: 8px; font-weight: bold; }")
 _EMPTY_STYLE = "QLabel { color: palette(dark); padding: 8px; }"
 
 
@@ -164,10 +166,17 @@ class ResultsPanel(QWidget):
                                      f"{m.max_group_size}")
         self.values["k_prime"].setText(format_number(m.k_prime, 4))
         self.values["seconds"].setText(f"{result.seconds:.2f} s")
-        if v.passed:
+        merges = " ".join(result.strata_merges)
+        if result.guarantee == "none":
+            self.status.setText(f"⚠ {result.guarantee_text}")
+            self.status.setStyleSheet(_WARNING_STYLE)
+        elif v.passed:
+            scope = (f"in each of the {len(result.blocks)} attribute blocks, every class"
+                     if len(result.blocks) > 1 else "every class")
             self.status.setText(
-                f"✔ Verified: every class has ≥ {v.k_required} records "
-                f"(smallest class {v.smallest_class}, {v.n_classes:,} classes).")
+                f"✔ Verified: {scope} has ≥ {v.k_required} records "
+                f"(smallest class {v.smallest_class}, {v.n_classes:,} classes). "
+                f"{result.guarantee_text} {merges}".strip())
             self.status.setStyleSheet(_PASSED_STYLE)
         else:
             notes = " ".join(v.notes) or "the verifier did not confirm the guarantee."

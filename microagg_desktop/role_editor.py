@@ -17,23 +17,25 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHeaderView, QLabel
                                QStyledItemDelegate, QTableView, QVBoxLayout, QWidget)
 
 from core import Role, RoleSpec
-from microagg_desktop.state import RoleState
+from microagg_desktop.state import STRATUM, RoleState
 
 __all__ = ["RoleModel", "RoleDelegate", "RoleEditor", "ROLE_LABELS"]
 
 ROLE_LABELS = {
-    Role.IDENTIFIER: "Identifier (dropped)",
-    Role.QUASI_IDENTIFIER: "Quasi-identifier (aggregated)",
-    Role.CONFIDENTIAL: "Confidential (kept)",
-    Role.NON_CONFIDENTIAL: "Non-confidential (kept)",
+    Role.IDENTIFIER.value: "Identifier (dropped)",
+    Role.QUASI_IDENTIFIER.value: "Quasi-identifier (aggregated)",
+    Role.CONFIDENTIAL.value: "Confidential (kept)",
+    Role.NON_CONFIDENTIAL.value: "Non-confidential (kept)",
+    STRATUM: "Stratum (kept; groups stay within)",
 }
-"""What the drop-down shows for each role: the role and what happens to the column."""
+"""What the drop-down shows for each choice: the role and what happens to the column."""
 
 _ROLE_COLOURS = {
-    Role.IDENTIFIER: QColor(250, 220, 220),
-    Role.QUASI_IDENTIFIER: QColor(214, 230, 250),
-    Role.CONFIDENTIAL: QColor(250, 236, 204),
-    Role.NON_CONFIDENTIAL: QColor(255, 255, 255),
+    Role.IDENTIFIER.value: QColor(250, 220, 220),
+    Role.QUASI_IDENTIFIER.value: QColor(214, 230, 250),
+    Role.CONFIDENTIAL.value: QColor(250, 236, 204),
+    Role.NON_CONFIDENTIAL.value: QColor(255, 255, 255),
+    STRATUM: QColor(222, 240, 222),
 }
 
 NAME, ROLE, KIND, SUMMARY = range(4)
@@ -75,12 +77,12 @@ class RoleModel(QAbstractTableModel):
         if not index.isValid():
             return None
         info = self._state.columns[index.row()]
-        column_role = self._state.role(info.name)
+        column_role = self._state.choice(info.name)
         if role == Qt.ItemDataRole.DisplayRole:
             return (info.name, ROLE_LABELS[column_role], info.kind,
                     info.summary)[index.column()]
         if role == Qt.ItemDataRole.EditRole and index.column() == ROLE:
-            return column_role.value
+            return column_role
         if role == Qt.ItemDataRole.BackgroundRole and index.column() in (NAME, ROLE):
             return QBrush(_ROLE_COLOURS[column_role])
         if role == Qt.ItemDataRole.ToolTipRole:
@@ -95,14 +97,13 @@ class RoleModel(QAbstractTableModel):
         if not index.isValid() or index.column() != ROLE or \
                 role != Qt.ItemDataRole.EditRole:
             return False
-        try:
-            new_role = Role(value)
-        except ValueError:
+        value = value.value if isinstance(value, Role) else str(value)
+        if value not in ROLE_LABELS:
             return False
         name = self._state.columns[index.row()].name
-        if self._state.role(name) == new_role:
+        if self._state.choice(name) == value:
             return True
-        self._state.set_role(name, new_role)
+        self._state.set_choice(name, value)
         self.dataChanged.emit(self.index(index.row(), NAME), self.index(index.row(), ROLE))
         self.rolesChanged.emit()
         return True
@@ -136,8 +137,8 @@ class RoleDelegate(QStyledItemDelegate):
 
     def createEditor(self, parent, option, index):
         editor = QComboBox(parent)
-        for role, label in ROLE_LABELS.items():
-            editor.addItem(label, role.value)
+        for choice, label in ROLE_LABELS.items():
+            editor.addItem(label, choice)
         editor.currentIndexChanged.connect(lambda _: self.commitData.emit(editor))
         return editor
 
@@ -188,7 +189,8 @@ class RoleEditor(QWidget):
             "Choose a role for every column. Quasi-identifiers (attributes an intruder "
             "could know, such as age or income) are replaced by group means; identifiers "
             "are dropped; confidential and non-confidential columns are released as they "
-            "are.", self)
+            "are. A stratum column (e.g. region) is released as it is, and records are "
+            "only grouped with records of the same stratum.", self)
         self.hint.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addWidget(self.hint)
@@ -213,9 +215,10 @@ class RoleEditor(QWidget):
                 column, min(self.view.columnWidth(column) + 24, 320))
 
     def set_role(self, column: str, role: Role | str) -> None:
-        """Give ``column`` a role, as if chosen in the drop-down."""
-        self.model.setData(self.model.index(self.model.row_of(column), ROLE),
-                           Role(role).value)
+        """Give ``column`` a role (or ``"stratum"``), as if chosen in the drop-down."""
+        value = role.value if isinstance(role, Role) else str(role)
+        if not self.model.setData(self.model.index(self.model.row_of(column), ROLE), value):
+            raise ValueError(f"'{role}' is not a role.")
 
     def role(self, column: str) -> Role:
         return self.model.state.role(column)

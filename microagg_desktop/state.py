@@ -25,9 +25,12 @@ from core import Role, RoleSpec
 from core.registry import get_method, methods
 
 __all__ = [
-    "ColumnInfo", "describe_column", "default_role", "SAMPLE_ROLES", "RoleState",
+    "STRATUM", "ColumnInfo", "describe_column", "default_role", "SAMPLE_ROLES", "RoleState",
     "MethodState", "format_number",
 ]
+
+STRATUM = "stratum"
+"""The role editor's extra choice: a column whose values split the records into strata."""
 
 _ID_NAME = re.compile(r"^(id|.+[_ .\-]id|id[_ .\-].+)$", re.IGNORECASE)
 
@@ -140,16 +143,32 @@ class RoleState:
                  roles: Mapping[str, Role | str] | None = None):
         self.columns: list[ColumnInfo] = []
         self._roles: dict[str, Role] = {}
+        self.strata: list[str] = []
         if table is not None:
             self.columns = [describe_column(name, table[name]) for name in table.columns]
             self._roles = {c.name: default_role(c.name) for c in self.columns}
             for column, role in (roles or {}).items():
                 if column in self._roles:
-                    self.set_role(column, role)
+                    self.set_choice(column, role.value if isinstance(role, Role) else role)
 
     def role(self, column: str) -> Role:
-        """The role of ``column``."""
+        """The role of ``column`` (a stratum column is non-confidential)."""
         return self._roles[column]
+
+    def choice(self, column: str) -> str:
+        """What the drop-down shows: a role's value, or :data:`STRATUM`."""
+        return STRATUM if column in self.strata else self._roles[column].value
+
+    def set_choice(self, column: str, choice: str) -> None:
+        """Set a role by its value, or make ``column`` a stratum with :data:`STRATUM`."""
+        if choice == STRATUM:
+            if column not in self._roles:
+                raise KeyError(f"Column '{column}' is not in the table.")
+            self._roles[column] = Role.NON_CONFIDENTIAL
+            if column not in self.strata:
+                self.strata.append(column)
+        else:
+            self.set_role(column, choice)
 
     def set_role(self, column: str, role: Role | str) -> None:
         """Give ``column`` a role (a :class:`~core.Role` or its string value).
@@ -164,10 +183,14 @@ class RoleState:
         if column not in self._roles:
             raise KeyError(f"Column '{column}' is not in the table.")
         self._roles[column] = Role(role)
+        if column in self.strata:
+            self.strata.remove(column)
 
     def roles(self) -> RoleSpec:
-        """The role specification, columns in table order."""
-        return RoleSpec.from_mapping({c.name: self._roles[c.name] for c in self.columns})
+        """The role specification, columns in table order; stratum columns as strata."""
+        order = [c.name for c in self.columns]
+        return RoleSpec.from_mapping({name: self._roles[name] for name in order},
+                                     strata=[c for c in order if c in self.strata])
 
 
 class MethodState:

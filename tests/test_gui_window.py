@@ -143,10 +143,9 @@ def test_errors_are_shown_and_the_window_stays_usable(qtbot, window, tmp_path):
     window.role_editor.set_role("diagnosis", Role.CONFIDENTIAL)
     window.role_editor.set_role("age", Role.QUASI_IDENTIFIER)
     window.method_panel.set_parameter("k", 601)  # more than the 600 records
-    with qtbot.waitSignal(window.runner.signals.errored, timeout=RUN_TIMEOUT):
-        assert window.run()  # this check is the engine's, made on the worker
-    assert "k" in window.errors[-1] and "600" in window.errors[-1]
-    qtbot.waitUntil(window.run_action.isEnabled)
+    assert not window.run()  # check_inputs reports it before any worker starts
+    assert "k = 601" in window.errors[-1] and "600" in window.errors[-1]
+    assert window.run_action.isEnabled()
     assert window.result is None and not window.export_action.isEnabled()
 
     window.method_panel.set_parameter("k", 3)
@@ -208,7 +207,8 @@ def test_a_new_run_replaces_the_running_one(qtbot, window):
     assert window.result.metrics.n_records == 600
 
 
-def test_app_main_opens_the_file_given(qtbot, tmp_path, monkeypatch):
+@pytest.mark.parametrize("given", ["file", "--sample"])
+def test_app_main_opens_the_file_given(qtbot, tmp_path, monkeypatch, given):
     from microagg_desktop import app as app_module
 
     QStandardPaths.setTestModeEnabled(True)
@@ -233,11 +233,60 @@ def test_app_main_opens_the_file_given(qtbot, tmp_path, monkeypatch):
 
     monkeypatch.setattr(QApplication, "exec", run_briefly)
     try:
-        assert app_module.main(["microagg-desktop", str(path)]) == 0
+        argument = str(path) if given == "file" else "--sample"
+        assert app_module.main(["microagg-desktop", argument]) == 0
     finally:
         for handler in logging.getLogger().handlers[:]:
             if handler not in handlers:
                 logging.getLogger().removeHandler(handler)
                 handler.close()
-    assert "given.csv" in seen
+    assert ("given.csv" if given == "file" else "sample_survey.csv") in seen
     assert QApplication.applicationName() == "MicroAgg Desktop"
+
+
+def test_strata_blocks_refinement_and_merge_offer(qtbot, window, tmp_path):
+    """The k-anonymity family from the window: a stratum role, refinement, blocks, and
+    the offer to merge a stratum that is too small."""
+    table = pd.read_csv(resource_path("sample_survey.csv"))
+    table.loc[:2, "region"] = "Island"  # a stratum of 3 records
+    path = tmp_path / "survey.csv"
+    table.to_csv(path, index=False)
+    assert window.open_file(path)
+    for qi in ("age", "income", "hours_worked"):
+        window.role_editor.set_role(qi, Role.QUASI_IDENTIFIER)
+    window.role_editor.set_role("region", "stratum")
+    assert window.role_editor.roles().strata == ("region",)
+    window.method_panel.set_method("cbfs")
+    window.method_panel.set_parameter("k", 5)
+    window.method_panel.set_parameter("growth", "nc")
+    window.method_panel.set_parameter("refine", "igd")
+
+    offers = []
+    window.ask_merge_strata = lambda message, stratum, nearest: offers.append(
+        (stratum, nearest)) or False
+    assert not window.run()  # the user declined the merge
+    assert offers and offers[0][0] == "Island" and window.errors == []
+
+    window.ask_merge_strata = lambda message, stratum, nearest: True
+    run_and_wait(qtbot, window)
+    result = window.result
+    assert result.verification.passed and result.parameters["refine"] == "igd"
+    assert result.strata_merges and "Island" in result.strata_merges[0]
+    text = window.results_panel.status.text()
+    assert text.startswith("✔ Verified") and "within strata of region" in text
+    regions = result.masked["region"].to_numpy()
+    for g in np.unique(result.labels):
+        assert len(set(regions[result.labels == g])) == 1
+
+    window.role_editor.set_role("region", Role.NON_CONFIDENTIAL)
+    window.method_panel.set_method("mdav")
+    window.method_panel.set_blocks("age,income;hours_worked")
+    run_and_wait(qtbot, window)
+    assert window.result.blocks == (("age", "income"), ("hours_worked",))
+    assert "2 attribute blocks" in window.results_panel.status.text()
+
+    window.method_panel.set_method("individual-ranking")
+    assert window.method_panel.blocks() is None  # not offered for per-attribute methods
+    run_and_wait(qtbot, window)
+    assert window.results_panel.status.text().startswith("⚠ No k-anonymity guarantee")
+    assert window.export_action.isEnabled()
