@@ -52,8 +52,12 @@ EMD_TOLERANCE = 1e-12
 KINDS = ("numerical", "nominal")
 
 # Up to this cluster size, swaps are evaluated by recomputing each swapped cluster
-# (O(|C| log |C|) each, fewer numpy calls); above it by the O(log) update of swap_emds.
+# (O(|C| log |C|) each, but fewer numpy calls); above it by the update of
+# _ordered_swaps / _nominal_swaps (O(log |C| + log m) per swap).
 _DIRECT_SWAP_SIZE = 40
+
+# h = j·n − s·G(i) crosses n, 0 and −n where s·G(i) reaches (j−1)·n, j·n and (j+1)·n.
+_THRESHOLDS = np.array([-1.0, 0.0, 1.0])
 
 
 def ranks(values) -> tuple[np.ndarray, int]:
@@ -312,56 +316,45 @@ class TCloseAttribute:
             return np.zeros((len(new), s))
         if s <= _DIRECT_SWAP_SIZE:
             return self._swap_emds_direct(members, incoming)  # fewer numpy calls
-        ordered = np.sort(member_codes)
         if self.kind == "nominal":
-            return self._nominal_swaps(ordered, member_codes, new)
-        n = float(self.n)
-        total = _ordered_sum(ordered[None], self._cumulative, self._prefix, self.n)[0]
-        up_out, down_out = self._up_down(ordered, member_codes)
-        up_in, down_in = self._up_down(ordered, new)
-        a, b = member_codes[None, :], new[:, None]
-        delta = np.where(b < a, up_out[None, :] - up_in[:, None],
-                         down_in[:, None] - down_out[None, :])
-        return (total + delta) / (n * s * (self.m - 1))
+            return self._nominal_swaps(np.sort(member_codes), member_codes, new)
+        return self._ordered_swaps(member_codes, new)
 
-    def _up_down(self, ordered: np.ndarray, points: np.ndarray):
-        """U(x) and D(x) of :meth:`swap_emds` at each of ``points`` (ranks 0..m−1)."""
-        n, s = float(self.n), len(ordered)
+    def _ordered_swaps(self, member_codes: np.ndarray, new: np.ndarray) -> np.ndarray:
+        """The ordered-distance case of :meth:`swap_emds`, in one vectorized pass.
+
+        Every query is a range [lo, hi) of ranks on which the cluster's cumulative count
+        is a constant j: the s+1 whole steps of the cluster, and for each member and
+        candidate rank x the part of its step below x. On a range, h = j·n − s·G(i) falls
+        as i grows; its three thresholds (h = n, 0, −n) split the range into regions where
+        |h|, |h+n| − |h| and |h−n| − |h| are linear in G, summed from the prefix sums P.
+        """
+        n, m = float(self.n), self.m
         G, P = self._cumulative, self._prefix
-        m = self.m
+        s = len(member_codes)
+        ordered = np.sort(member_codes)
+        points = np.concatenate((member_codes, new))
+        step = np.searchsorted(ordered, points, side="right")
         starts = np.concatenate(([0], ordered))
-        stops = np.maximum(np.concatenate((ordered, [m - 1])), starts)
-        levels = np.arange(s + 1, dtype=np.float64)
-
-        def piece(j, lo, hi, sign):
-            # Σ_{i∈[lo,hi)} (|h+sign·n| − |h|) with h = j·n − s·G(i) (non-increasing in i).
-            if sign > 0:   # +n on h ≥ 0, −n on h ≤ −n, 2h + n between
-                first = np.searchsorted(G, j * n / s, side="right")
-                second = np.searchsorted(G, (j + 1) * n / s, side="left")
-                middle_level = (2 * j + 1) * n
-                outer = (n, -n)
-                slope = -2.0 * s
-            else:          # −n on h ≥ n, +n on h ≤ 0, n − 2h between
-                first = np.searchsorted(G, (j - 1) * n / s, side="right")
-                second = np.searchsorted(G, j * n / s, side="left")
-                middle_level = (1 - 2 * j) * n
-                outer = (-n, n)
-                slope = 2.0 * s
-            first = np.clip(first, lo, hi)
-            second = np.clip(second, first, hi)
-            return (outer[0] * (first - lo) + middle_level * (second - first)
-                    + slope * (P[second] - P[first]) + outer[1] * (hi - second))
-
-        full_up = np.concatenate(([0.0], np.cumsum(piece(levels, starts, stops, 1))))
-        full_down = np.concatenate(([0.0], np.cumsum(piece(levels, starts, stops, -1))))
-        points = np.minimum(np.asarray(points, dtype=np.int64), m - 1)
-        j = np.searchsorted(ordered, points, side="right")  # members with rank ≤ x... step
-        lo = starts[j]
-        lo = np.minimum(lo, points)
-        jf = j.astype(np.float64)
-        up = full_up[j] + piece(jf, lo, points, 1)
-        down = full_down[j] + piece(jf, lo, points, -1)
-        return up, down
+        j = np.concatenate((np.arange(s + 1), step))
+        lo = np.concatenate((starts, starts[step]))
+        hi = np.concatenate((ordered, [m - 1], points))
+        bounds = np.searchsorted(G, (j[:, None] + _THRESHOLDS) * (n / s))
+        bounds = np.clip(bounds, lo[:, None], hi[:, None])
+        edges = np.concatenate((lo[:, None], bounds, hi[:, None]), axis=1)  # (Q, 5)
+        count = np.diff(edges, axis=1)
+        h_sum = (j * n)[:, None] * count - s * np.diff(P[edges], axis=1)
+        absolute = h_sum[:, 0] + h_sum[:, 1] - h_sum[:, 2] - h_sum[:, 3]
+        up = n * (count[:, 0] + count[:, 1] + count[:, 2] - count[:, 3]) + 2 * h_sum[:, 2]
+        down = n * (count[:, 1] + count[:, 2] + count[:, 3] - count[:, 0]) - 2 * h_sum[:, 1]
+        whole_up = np.concatenate(([0.0], np.cumsum(up[:s + 1])))
+        whole_down = np.concatenate(([0.0], np.cumsum(down[:s + 1])))
+        up_at = whole_up[step] + up[s + 1:]
+        down_at = whole_down[step] + down[s + 1:]
+        a, b = member_codes[None, :], new[:, None]
+        delta = np.where(b < a, up_at[None, :s] - up_at[s:, None],
+                         down_at[s:, None] - down_at[None, :s])
+        return (absolute[:s + 1].sum() + delta) / (n * s * (m - 1))
 
     def _nominal_swaps(self, ordered, member_codes, new) -> np.ndarray:
         s, n = len(ordered), float(self.n)

@@ -112,15 +112,22 @@ def test_fast_nominal_emd_equals_naive(table):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.integers(2, 50), st.integers(1, 10), st.integers(0, 2**31), st.booleans())
-def test_swap_emds_equal_recomputation(n, distinct, seed, nominal):
+@given(st.integers(2, 50), st.integers(1, 10), st.integers(0, 2**31), st.booleans(),
+       st.booleans())
+def test_swap_emds_equal_recomputation(n, distinct, seed, nominal, incremental):
     rng = np.random.default_rng(seed)
     values = rng.integers(0, distinct, n)
     attribute = TCloseAttribute.from_values(values, kind="nominal" if nominal else None)
     size = int(rng.integers(1, n))
     order = rng.permutation(n)
     members, incoming = order[:size], order[size:]
-    grid = attribute.swap_emds(members, incoming)
+    if incremental and attribute.m > 1:  # m = 1 is handled before either path
+        codes = attribute.codes
+        grid = (attribute._nominal_swaps(np.sort(codes[members]), codes[members],
+                                         codes[incoming]) if nominal else
+                attribute._ordered_swaps(codes[members], codes[incoming]))
+    else:
+        grid = attribute.swap_emds(members, incoming)
     assert grid.shape == (n - size, size)
     for a, y in enumerate(incoming[:5]):
         for b in range(size):
@@ -129,7 +136,8 @@ def test_swap_emds_equal_recomputation(n, distinct, seed, nominal):
             assert grid[a, b] == pytest.approx(attribute.emd(swapped), abs=1e-12)
 
 
-def test_swap_update_matches_direct_for_large_clusters():
+def test_swap_update_matches_direct_recomputation():
+    """Clusters above the direct-evaluation size use the incremental update."""
     rng = np.random.default_rng(7)
     for nominal in (False, True):
         values = rng.integers(0, 40, 400)
