@@ -1,7 +1,8 @@
 """The ``microagg-desktop`` entry point.
 
 ``microagg-desktop [FILE]`` opens the main window, and ``FILE`` in it if given;
-``microagg-desktop --sample`` opens the bundled sample survey with its roles preset.
+``microagg-desktop --sample`` opens the bundled sample survey with its roles preset;
+``microagg-desktop --self-test`` checks the installation without a display or network.
 The application never uses the network.
 """
 
@@ -72,8 +73,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv : sequence of str, optional
         Command line (program name first); ``sys.argv`` by default. Qt's own options
         are removed by Qt; the first remaining argument is a table to open, and
-        ``--sample`` opens the bundled sample instead.
+        ``--sample`` opens the bundled sample instead; ``--self-test`` runs the offline,
+        headless self-test (:mod:`microagg_desktop.selftest`) and exits.
     """
+    if "--self-test" in list(sys.argv if argv is None else argv)[1:]:
+        from microagg_desktop.selftest import run_self_test
+        return run_self_test(gui=True)
     from microagg_desktop.main_window import MainWindow
 
     QApplication.setApplicationName(APPLICATION_NAME)
