@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,7 @@ from core.prepare import Standardized, check_group_size, standardize
 from core.progress import TaskState
 from core.registry import Method, get_method
 from core.roles import RoleSpec
+from core.tcloseness import TClosenessVerification, verify_t_closeness
 from core.verify import Verification, verify_k_anonymity
 
 __all__ = ["AnonymizationResult", "anonymize", "check_inputs", "GuaranteeNotMet", "RunPlan"]
@@ -72,11 +73,39 @@ class AnonymizationResult:
     block_labels: np.ndarray | None = None
     guarantee: str = "k-anonymity"
     strata_merges: tuple[str, ...] = ()
+    tcloseness: TClosenessVerification | None = None
+    details: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        """True when every guarantee the method promises was verified on ``masked``."""
+        closeness = self.tcloseness is None or self.tcloseness.passed
+        return self.verification.passed and closeness
+
+    def _tcloseness_summary(self) -> dict[str, Any]:
+        if self.tcloseness is None:
+            return {}
+        c = self.tcloseness
+        return {
+            "t": c.t,
+            "t_verified": c.passed,
+            "max_emd": c.max_emd_by_attribute,
+            "emd_distance": dict(zip(c.attributes, c.kinds)),
+            "cluster_size": self.details.get("cluster_size"),
+            "merges": self.details.get("merges", 0),
+            "swaps": self.details.get("swaps", 0),
+        }
 
     @property
     def guarantee_text(self) -> str:
         """One plain sentence on what this result guarantees."""
         k = self.parameters.get("k")
+        if self.guarantee == "t-closeness":
+            t = self.parameters["t"]
+            return (f"Every released record is indistinguishable from at least {k - 1} "
+                    f"others, and in every class the distribution of "
+                    f"{', '.join(self.roles.confidential)} is within earth mover's distance "
+                    f"t = {t:g} of the whole table's.")
         if self.guarantee == "none":
             return (f"No k-anonymity guarantee: this method does not group whole records. "
                     f"Real anonymity k' = {self.metrics.k_prime:.2f}; the smallest class "
@@ -106,13 +135,14 @@ class AnonymizationResult:
             "max_group_size": m.max_group_size,
             "group_size_counts": {str(s): c for s, c in m.group_size_counts.items()},
             "k_prime": m.k_prime,
-            "verified": v.passed,
+            "verified": self.passed,
             "guarantee": self.guarantee,
             "guarantee_text": self.guarantee_text,
             "blocks": [list(b) for b in self.blocks],
             "strata": list(self.roles.strata),
             "strata_merges": list(self.strata_merges),
             "smallest_class_by_block": list(v.smallest_by_block),
+            **self._tcloseness_summary(),
             "smallest_class": v.smallest_class,
             "verifier_il": v.il,
             "verification_notes": list(v.notes),
@@ -147,6 +177,18 @@ def check_inputs(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     if not isinstance(roles, RoleSpec):
         raise MicroaggError("The roles must be a RoleSpec.")
     roles.validate(table, numeric_qi=spec.numeric_qi)
+    if spec.needs_confidential and not roles.confidential:
+        raise MicroaggError(f"{spec.label} protects confidential attributes: mark at least "
+                            "one column as confidential.")
+    if spec.scope == "whole-table" and roles.strata:
+        raise MicroaggError(f"{spec.label} compares every class with the whole table; it "
+                            "takes no strata. Give the stratum column another role.")
+    for column in roles.confidential if spec.needs_confidential else ():
+        missing = int(table[column].isna().sum())
+        if missing:
+            raise MicroaggError(f"Confidential column '{column}' has {missing} missing "
+                                "value(s); t-closeness needs every value. Impute or remove "
+                                "those rows.")
     if isinstance(blocks, str):
         blocks = parse_blocks(blocks)
     blocks = resolve_blocks(roles, blocks, spec)
@@ -206,8 +248,8 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     state = state or TaskState()
     state.step(0.0, f"{spec.label}: preparing")
     standardized, strata = plan.standardized, plan.strata
-    block_labels = partition_blocks(spec, standardized.X, table, roles, blocks, strata,
-                                    resolved, state.sub(0.0, 0.95))
+    block_labels, details = partition_blocks(spec, standardized.X, table, roles, blocks,
+                                             strata, resolved, state.sub(0.0, 0.95))
     if (block_labels < 0).any():
         raise GuaranteeNotMet(f"{spec.label} left records without a group (internal error).")
     state.check()
@@ -224,15 +266,22 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     # who knows several of them: verify the whole table.
     verification = verify_k_anonymity(table, masked, roles, k or 1,
                                       blocks=None if spec.scope == "per-attribute" else blocks)
-    if spec.guarantee == "k-anonymity" and not verification.passed:
+    if spec.guarantee in ("k-anonymity", "t-closeness") and not verification.passed:
         raise GuaranteeNotMet(
             f"{spec.label} did not produce a verified {k}-anonymous table: "
             + " ".join(verification.notes) + " Nothing was released."
         )
+    closeness = None
+    if spec.guarantee == "t-closeness":
+        closeness = verify_t_closeness(masked, qi, roles.confidential, resolved["t"])
+        if not closeness.passed:
+            raise GuaranteeNotMet(f"{spec.label} did not produce a verified t-close table: "
+                                  f"{closeness.describe()} Nothing was released.")
     state.step(1.0, f"{spec.label}: done")
     return AnonymizationResult(
         method=spec.name, parameters=resolved, roles=roles, labels=labels,
         masked=masked, metrics=metrics, verification=verification,
         seconds=time.perf_counter() - started, blocks=blocks,
         block_labels=block_labels, guarantee=spec.guarantee, strata_merges=tuple(merges),
+        tcloseness=closeness, details=details,
     )

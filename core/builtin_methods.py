@@ -5,7 +5,9 @@ from __future__ import annotations
 from core.gsms import gsms
 from core.heuristics import fixed_size
 from core.projection import pcp, zscores
-from core.registry import GROWTH, K, REFINE, Interval, Method, Options, Parameter, register
+from core.registry import (GROWTH, K, REFINE, T, Interval, Method, Options, Parameter,
+                           get_method, register)
+from core.tclose_methods import tc_kfirst, tc_merge, tc_tfirst
 from core.univariate import optimal_univariate
 from core.vmdav import vmdav
 
@@ -102,4 +104,60 @@ register(Method(
         "Sort the records by the sum of their z-scores, then cut the order into groups "
         "of k to 2k-1 with the least multivariate information loss."),
     reference="Nin, Mic1D-k, Algorithm 1",
+))
+
+
+# t-closeness through microaggregation -------------------------------------------------
+_TCLOSE_PAPER = "Soria-Comas, Domingo-Ferrer, Sánchez & Martínez (2015)"
+_BASES = ("mdav", "cbfs", "tfrp", "gsms", "vmdav", "pcp", "zscores")
+
+
+def _confidential(data):
+    return data.table[list(data.roles.confidential)]
+
+
+def _tc_merge(data, *, state, k, t, base):
+    spec = get_method(base)
+    defaults = {p.name: p.default for p in spec.parameters if p.name != "refine"}
+    defaults["k"] = k
+    base_labels = spec.function(data, state=state.sub(0.0, 0.5), **defaults)
+    return tc_merge(data.X, _confidential(data), k=k, t=t, base_labels=base_labels,
+                    state=state.sub(0.5, 1.0))
+
+
+register(Method(
+    name="tc-merge", label="t-closeness: microaggregate, then merge (Algorithm 1)",
+    function=_tc_merge,
+    parameters=(K, T, Parameter("base", Options(_BASES), "mdav", label="Base method",
+                                help="The k-anonymity method whose groups are merged.")),
+    description=(
+        "Microaggregate the quasi-identifiers with a k-anonymity method, then merge the "
+        "group whose confidential distribution is farthest from the whole table's into "
+        "its nearest group, until every group is within t."),
+    family="t-closeness", guarantee="t-closeness", scope="whole-table",
+    needs_confidential=True, reference=_TCLOSE_PAPER + ", Algorithm 1",
+))
+register(Method(
+    name="tc-kfirst", label="t-closeness: k-anonymity first (Algorithm 2)",
+    function=lambda data, *, state, k, t: tc_kfirst(data.X, _confidential(data), k=k, t=t,
+                                                     state=state),
+    parameters=(K, T),
+    description=(
+        "Build MDAV-like groups and swap records in and out of each group while that "
+        "brings its confidential distribution closer to the whole table's; merge what "
+        "is still above t."),
+    family="t-closeness", guarantee="t-closeness", scope="whole-table",
+    needs_confidential=True, reference=_TCLOSE_PAPER + ", Algorithm 2",
+))
+register(Method(
+    name="tc-tfirst", label="t-closeness: t-closeness first (Algorithm 3)",
+    function=lambda data, *, state, k, t: tc_tfirst(data.X, _confidential(data), k=k, t=t,
+                                                     state=state),
+    parameters=(K, T),
+    description=(
+        "Choose the group size from k and t (Expressions 3 and 4), split the records "
+        "into that many subsets by the confidential attribute, and build every group "
+        "from one record of each subset near an MDAV reference record."),
+    family="t-closeness", guarantee="t-closeness", scope="whole-table",
+    needs_confidential=True, reference=_TCLOSE_PAPER + ", Algorithm 3",
 ))

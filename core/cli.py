@@ -8,6 +8,7 @@
                        [--strata COL ... [--merge-small-strata]] [--blocks "A,B;C,D"]
                        [--sheet NAME] [--summary-json PATH]
     microagg verify ORIGINAL MASKED --qi COL ... --k 5 [--identifier COL ...]
+                    [--confidential COL ... --t T]
     microagg methods
 
 Exit codes: 0 success (for ``verify``: the table is k-anonymous), 1 ``verify`` found the
@@ -29,6 +30,7 @@ from core.pipeline import parse_blocks
 from core.registry import Interval, Options, methods
 from core.report import export_result
 from core.roles import RoleSpec
+from core.tcloseness import verify_t_closeness
 from core.verify import verify_k_anonymity
 
 __all__ = ["main"]
@@ -101,6 +103,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     check.add_argument("masked")
     check.add_argument("--qi", nargs="+", required=True, metavar="COL")
     check.add_argument("--k", type=_typed(int, "--k"), required=True)
+    check.add_argument("--confidential", nargs="+", default=[], metavar="COL",
+                       help="with --t: also check t-closeness of these columns")
+    check.add_argument("--t", type=_typed(float, "--t"), help="EMD bound for t-closeness")
     check.add_argument("--identifier", nargs="+", default=[], metavar="COL")
     check.add_argument("--strata", nargs="+", default=[], metavar="COL")
     check.add_argument("--blocks", metavar='"A,B;C,D"', help="check each block separately")
@@ -153,6 +158,8 @@ def _anonymize(args, parameter_names) -> int:
           f"(sizes {m.min_group_size}-{m.max_group_size}), IL = {m.il:.4f}%, "
           f"k' = {m.k_prime:.3f}; wrote {args.output}")
     print(result.verification.describe())
+    if result.tcloseness is not None:
+        print(result.tcloseness.describe())
     print(result.guarantee_text)
     return EXIT_OK
 
@@ -170,14 +177,23 @@ def _verify(args) -> int:
     print(verification.describe())
     for note in verification.notes:
         print(f"  - {note}")
+    closeness = None
+    if args.t is not None or args.confidential:
+        if args.t is None or not args.confidential:
+            raise MicroaggError("t-closeness needs both --t and --confidential.")
+        closeness = verify_t_closeness(masked, args.qi, args.confidential, args.t)
+        print(closeness.describe())
     if args.summary_json:
         _write_json(args.summary_json, {
             "k": args.k, "verified": verification.passed,
             "smallest_class": verification.smallest_class,
             "n_classes": verification.n_classes, "k_prime": verification.k_prime,
             "il": verification.il, "notes": list(verification.notes),
+            **({"t": closeness.t, "t_verified": closeness.passed,
+                "max_emd": closeness.max_emd_by_attribute} if closeness else {}),
         })
-    return EXIT_OK if verification.passed else EXIT_NOT_VERIFIED
+    passed = verification.passed and (closeness is None or closeness.passed)
+    return EXIT_OK if passed else EXIT_NOT_VERIFIED
 
 
 def _methods() -> int:

@@ -38,6 +38,11 @@ def parse_blocks(text: str) -> tuple[tuple[str, ...], ...]:
 def resolve_blocks(roles: RoleSpec, blocks, method: Method) -> tuple[tuple[str, ...], ...]:
     """Check the blocks cover every quasi-identifier exactly once; apply the method's scope."""
     qi = roles.quasi_identifiers
+    if method.scope == "whole-table":
+        if blocks:
+            raise MicroaggError(f"{method.label} works on all quasi-identifiers at once; "
+                                "it takes no attribute blocks.")
+        return (tuple(qi),)
     if method.scope == "per-attribute":
         if blocks:
             raise MicroaggError(f"{method.label} works on each attribute separately; "
@@ -131,8 +136,13 @@ def recode_merged_strata(masked: pd.DataFrame, roles: RoleSpec,
 def partition_blocks(method: Method, X: np.ndarray, table: pd.DataFrame, roles: RoleSpec,
                      blocks: Sequence[Sequence[str]], strata: Sequence[np.ndarray],
                      params: dict, state: TaskState) -> np.ndarray:
-    """Run ``method`` (then its refinement) per block and per stratum."""
+    """Run ``method`` (then its refinement) per block and per stratum.
+
+    Returns the labels (n_records × n_blocks) and the details a method reported
+    (cluster size, merges, swaps), added up over its calls.
+    """
     qi = list(roles.quasi_identifiers)
+    details: dict[str, int] = {}
     params = dict(params)
     refinement = params.pop("refine", "none")
     labels = np.full((len(X), len(blocks)), -1, dtype=np.int64)
@@ -148,6 +158,11 @@ def partition_blocks(method: Method, X: np.ndarray, table: pd.DataFrame, roles: 
             data = MethodInput(X_part, table.iloc[rows], roles)
             if refinement == "none":
                 part = method.function(data, state=sub, **params)
+                if hasattr(part, "labels"):
+                    for key in ("cluster_size", "merges", "swaps"):
+                        if hasattr(part, key):
+                            details[key] = details.get(key, 0) + int(getattr(part, key))
+                    part = part.labels
             else:
                 part = method.function(data, state=sub.sub(0.0, 0.5), **params)
                 part = refine(X_part, part, k=params["k"], method=refinement,
@@ -156,4 +171,4 @@ def partition_blocks(method: Method, X: np.ndarray, table: pd.DataFrame, roles: 
             labels[rows, b] = part + offset
             offset += int(part.max()) + 1
             done += len(rows)
-    return labels
+    return labels, details

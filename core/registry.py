@@ -116,10 +116,14 @@ class Method:
 
     ``function(data: MethodInput, *, state, **params)`` returns ``labels``, one group id
     per record. ``guarantee`` names what the verifier must confirm before the result is
-    returned: ``"k-anonymity"`` or ``"none"``. ``scope`` says what the function sees:
+    returned: ``"k-anonymity"``, ``"t-closeness"`` (k-anonymity and t-closeness of
+    every confidential attribute) or ``"none"``. ``scope`` says what the function sees:
     ``"multivariate"`` (all quasi-identifiers of a block), ``"univariate"`` (exactly one
-    attribute) or ``"per-attribute"`` (called once per quasi-identifier). A ``refine``
-    parameter, where declared, is applied by the engine after the function returns.
+    attribute), ``"per-attribute"`` (called once per quasi-identifier) or
+    ``"whole-table"`` (all records and quasi-identifiers at once: no strata, no blocks).
+    A ``refine`` parameter, where declared, is applied by the engine after the function
+    returns. The function may return an object with ``labels`` (and ``cluster_size``,
+    ``merges``, ``swaps``) instead of bare labels; those details reach the result.
     """
 
     name: str
@@ -132,6 +136,7 @@ class Method:
     numeric_qi: bool = True
     reference: str = ""
     scope: str = "multivariate"
+    needs_confidential: bool = False
 
     def resolve(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """Check ``params`` against the declared parameters; fill in defaults."""
@@ -187,6 +192,12 @@ GROWTH = Parameter(
     "growth", Options(("nn", "nc")), "nn", label="Group growth",
     help="nn: the first record and its k-1 nearest neighbours; nc: repeatedly add the "
          "record nearest to the group's centroid.",
+)
+T = Parameter(
+    "t", Interval(float, 0.0001, 1.0), 0.2, label="t (EMD bound)",
+    help="In every class, the distribution of each confidential attribute is within "
+         "earth mover's distance t of its distribution in the whole table (0 < t <= 1; "
+         "smaller is stricter).",
 )
 REFINE = Parameter(
     "refine", Options(("none", "tfrp2", "igd")), "none", label="Refinement",

@@ -41,10 +41,17 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
         ("Mean group size", round(m.mean_group_size, 4)),
         ("Largest group", m.max_group_size),
         ("k' (real anonymity)", round(m.k_prime, 4)),
-        ("Verified", "yes" if v.passed else "NO"),
+        ("Verified", "yes" if result.passed else "NO"),
         ("Verifier: smallest equivalence class", v.smallest_class),
         ("Verifier: IL recomputed from the tables (%)", round(v.il, 6)),
     ]
+    if result.tcloseness is not None:
+        c = result.tcloseness
+        rows += [("t-closeness", c.describe())]
+        rows += [(f"Largest EMD of '{name}' ({kind} distance)", round(emd, 6))
+                 for name, kind, emd in zip(c.attributes, c.kinds, c.max_emd)]
+        rows += [(f"Algorithm: {key.replace('_', ' ')}", value)
+                 for key, value in result.details.items()]
     rows += [("Strata merge", line) for line in result.strata_merges]
     rows += [("Verifier note", note) for note in v.notes]
     rows += [(f"Groups of size {size}", count)
@@ -57,7 +64,7 @@ def export_result(result: AnonymizationResult, path, *, source: str = "") -> Pat
 
     Refuses a result the verifier did not pass: a weaker table is never exported.
     """
-    if not result.verification.passed and get_method(result.method).guarantee != "none":
+    if not result.passed and get_method(result.method).guarantee != "none":
         from core.errors import MicroaggError
         raise MicroaggError("This result did not pass verification; it cannot be exported.")
     return write_table(path, result.masked,

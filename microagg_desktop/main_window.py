@@ -174,7 +174,7 @@ class MainWindow(QMainWindow):
 
     def _exportable(self) -> bool:
         result = self.result
-        return result is not None and (result.verification.passed or
+        return result is not None and (result.passed or
                                        get_method(result.method).guarantee == "none")
 
     def _update_actions(self) -> None:
@@ -346,7 +346,7 @@ class MainWindow(QMainWindow):
     def _on_returned(self, result: AnonymizationResult) -> None:
         self.results_panel.show_result(result)
         self.progress.setValue(1000)
-        verdict = "verified" if result.verification.passed else "NOT verified"
+        verdict = "verified" if result.passed else "NOT verified"
         self.set_status(f"Done in {result.seconds:.2f} s: IL {result.metrics.il:.2f} %, "
                         f"{verdict}.")
         self.tabs.setCurrentWidget(self.results_panel)

@@ -170,12 +170,18 @@ class ResultsPanel(QWidget):
         if result.guarantee == "none":
             self.status.setText(f"⚠ {result.guarantee_text}")
             self.status.setStyleSheet(_WARNING_STYLE)
-        elif v.passed:
+        elif result.passed:
             scope = (f"in each of the {len(result.blocks)} attribute blocks, every class"
                      if len(result.blocks) > 1 else "every class")
+            closeness = ""
+            if result.tcloseness is not None:
+                emds = ", ".join(f"{name} {emd:.4f}" for name, emd in
+                                 result.tcloseness.max_emd_by_attribute.items())
+                closeness = (f" Largest EMD per confidential attribute: {emds} "
+                             f"(t = {result.tcloseness.t:g}).")
             self.status.setText(
                 f"✔ Verified: {scope} has ≥ {v.k_required} records "
-                f"(smallest class {v.smallest_class}, {v.n_classes:,} classes). "
+                f"(smallest class {v.smallest_class}, {v.n_classes:,} classes).{closeness} "
                 f"{result.guarantee_text} {merges}".strip())
             self.status.setStyleSheet(_PASSED_STYLE)
         else:

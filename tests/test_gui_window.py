@@ -290,3 +290,19 @@ def test_strata_blocks_refinement_and_merge_offer(qtbot, window, tmp_path):
     run_and_wait(qtbot, window)
     assert window.results_panel.status.text().startswith("⚠ No k-anonymity guarantee")
     assert window.export_action.isEnabled()
+
+
+def test_t_closeness_method_from_the_window(qtbot, window, tmp_path):
+    assert window.open_sample()  # health_spending and diagnosis are confidential
+    window.method_panel.set_method("tc-tfirst")
+    window.method_panel.set_parameter("k", 4)
+    window.method_panel.set_parameter("t", 0.15)
+    assert window.method_panel.blocks() is None  # no blocks for whole-table methods
+    run_and_wait(qtbot, window)
+    result = window.result
+    assert result.passed and result.tcloseness.passed
+    text = window.results_panel.status.text()
+    assert text.startswith("✔ Verified") and "Largest EMD" in text and "t = 0.15" in text
+    assert window.export_to(tmp_path / "tc.xlsx")
+    items = dict(pd.read_excel(tmp_path / "tc.xlsx", sheet_name="summary").values)
+    assert "t-closeness PASSED" in items["t-closeness"]
