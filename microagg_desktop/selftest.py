@@ -105,10 +105,16 @@ class _Steps:
     def line(self, text: str) -> None:
         print(text, file=self.out, flush=True)
 
-    def run(self, name: str, step: Callable[[], object], *, needs: tuple = ()):
+    def run(self, name: str, step: Callable[[], object], *, needs: tuple = (),
+            quiet: bool = False):
         """Run ``step``; its return value (a short detail string or a tuple whose first
-        item is one) is printed after ``ok:``. Returns the step's value, or None."""
-        self.count += 1
+        item is one) is printed after ``ok:``. Returns the step's value, or None.
+
+        A ``quiet`` step prints only a failure, does not count as a step when it
+        succeeds, and returns False (not None) when it fails.
+        """
+        if not quiet:
+            self.count += 1
         if any(value is None for value in needs):
             self.failed.append(name)
             self.line(f"FAILED: {name} (an earlier step it needs failed)")
@@ -116,10 +122,13 @@ class _Steps:
         try:
             value = step()
         except Exception as error:  # the point of a self-test: report, do not crash
+            self.count += quiet
             self.failed.append(name)
-            message = str(error).splitlines()[0] if str(error) else ""
-            self.line(f"FAILED: {name}: {type(error).__name__}: {message}")
-            return None
+            lines = str(error).strip().splitlines()
+            self.line(f"FAILED: {name}: {type(error).__name__}: {lines[-1] if lines else ''}")
+            return False if quiet else None
+        if quiet:
+            return value
         detail = value[0] if isinstance(value, tuple) else value
         self.line(f"ok: {name}" + (f": {detail}" if isinstance(detail, str) and detail else ""))
         return value
@@ -400,8 +409,10 @@ def run_self_test(*, gui: bool, out: TextIO | None = None) -> int:
         mdav_result = mdav[1] if mdav else None
 
         results = [mdav_result] if mdav_result is not None else []
-        method = _tcloseness_method()
-        if method is None:
+        method = steps.run("find a t-closeness method", _tcloseness_method, quiet=True)
+        if method is False:
+            pass  # the registry could not be read: reported as FAILED above
+        elif method is None:
             steps.line("skipped: t-closeness: no t-closeness method (tc-*) is registered "
                        "in this version")
         else:
