@@ -1,0 +1,533 @@
+"""Disclosure-risk and utility measures of any pair of original and masked tables.
+
+Nin, *One dimension microaggregation (Mic1D-k)*, Section 2.3, after Domingo-Ferrer &
+Torra (2001) (the paper's [6]) and Nin et al. (its [19]). The tables must hold the same
+records in the same order; the masked one may come from any method or tool.
+
+Vocabulary and exact definitions (n records, p quasi-identifiers):
+
+z-scores
+    Every quasi-identifier of BOTH tables is z-scored with the ORIGINAL's mean and
+    population standard deviation (``ddof=0``; a constant original column is divided by
+    1 instead of 0, as in :func:`core.verify.verify_k_anonymity`).
+k′ (real anonymity)
+    ``n / number of distinct masked quasi-identifier tuples`` (Section 2.3). Each
+    intruder scenario also has its own k′ on the attributes it knows (Table 4).
+SSE, SST, IL
+    ``SSE = Σ_i Σ_j (z_ij − z′_ij)²``, ``SST = Σ_i Σ_j z_ij²`` (= n·p for non-constant
+    columns), ``IL = 100·SSE/SST``. For a microaggregation, SSE is the within-group sum
+    of squares of :mod:`core.metrics`.
+IL1 (the paper's "IL" of the score)
+    ``IL1 = 100 · (MV(X, X′) + MV(V, V′) + MV(S, S′) + MAE(R, R′)) / 4`` on the raw
+    quasi-identifiers, with V the covariance matrix (population), S its diagonal (the
+    variances), R the correlation matrix, and, for entries a (original) and a′ (masked):
+    ``MV = mean over the entries of |a − a′| / max(|a|, |a′|)`` (a term is 0 where both
+    are 0), ``MAE = mean over the entries of |a − a′|``. V and R are taken over their
+    upper triangle including the diagonal (p(p+1)/2 entries). A column that is constant
+    has correlation 0 with every column, itself included. The four terms are the four
+    the paper lists; the mean variation of the means (X̄ − X̄′), which the paper
+    defines but does not list, is reported as ``il1_components["means"]`` and not
+    averaged in.
+DLD (distance-based record linkage)
+    For every masked record, the original records nearest to it (Euclidean distance on
+    the z-scores of the attributes the intruder knows). If its own original is among
+    the t records at the minimum distance it scores 1/t, else 0 (exact ties split the
+    credit; distances within a relative 1e-12 of the minimum count as ties, float noise
+    only). ``DLD = 100 · mean score``. A KD-tree over the DISTINCT original points
+    (with multiplicities), queried once per distinct masked point: never n × n.
+ID (interval disclosure)
+    For each known attribute, sort the n original values, ``o_(0) ≤ … ≤ o_(n−1)``. A
+    masked value x′ has rank position ``ρ = min(searchsorted_left(o, x′), n − 1)``; its
+    interval is ``[o_(max(0, ρ − w)), o_(min(n − 1, ρ + w))]`` with
+    ``w = ceil(interval/100 · n)`` ranks (default ``interval = 1``: ±1% of the records
+    in rank terms). ID is 100 × the fraction of (record, known attribute) pairs whose
+    original value lies in the interval of its masked value.
+DR and score
+    Per scenario ``DR = 0.5·DLD + 0.5·ID``; the reported DLD, ID and DR are the means
+    over the scenarios, and ``score = 0.5·IL1 + 0.5·DR`` (lower is better).
+Scenarios
+    The sets of quasi-identifiers the intruder knows (:func:`intruder_scenarios`):
+    ``"all"`` (one scenario, every QI; the default), ``"singles"``, ``"pairs"``,
+    ``"every"`` (every non-empty subset, as in Section 4.4) and ``"random"`` (``count``
+    subsets of ``size`` attributes drawn with a seed), or an explicit list.
+Equivalence classes, risk and EMD
+    Classes are the distinct masked quasi-identifier tuples. Per-record risk is
+    ``1 / size of its class``. For every confidential attribute, the EMD of each class's
+    distribution to the whole masked table's (ordered distance for numeric columns,
+    equal distance otherwise; :mod:`core.tcloseness`) and its maximum, the t the
+    release happens to reach.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.spatial import cKDTree
+
+from core.errors import MicroaggError
+from core.prepare import numeric_matrix
+from core.roles import RoleSpec
+from core.tcloseness import class_emds, tclose_attributes
+
+__all__ = [
+    "Measures", "ScenarioFigures", "measure", "intruder_scenarios", "parse_known",
+    "information_loss_il1", "record_linkage", "interval_disclosure", "real_anonymity",
+    "SCENARIO_PRESETS",
+]
+
+SCENARIO_PRESETS = ("all", "singles", "pairs", "every", "random")
+_TIE_TOLERANCE = 1e-12
+_MAX_EVERY = 16  # "every" subset: up to 2**16 − 1 scenarios
+
+
+@dataclass(frozen=True)
+class ScenarioFigures:
+    """The figures of one intruder scenario (the attributes it knows)."""
+
+    known: tuple[str, ...]
+    k_prime: float
+    dld: float
+    id: float
+
+    @property
+    def dr(self) -> float:
+        return 0.5 * self.dld + 0.5 * self.id
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"known": list(self.known), "k_prime": self.k_prime, "dld": self.dld,
+                "id": self.id, "dr": self.dr}
+
+
+@dataclass(frozen=True)
+class Measures:
+    """Every measure of one (original, masked) pair; see the module notes for formulas.
+
+    Attributes
+    ----------
+    n_records : int
+    quasi_identifiers, confidential : tuple of str
+    k_prime : float
+        Real anonymity on all quasi-identifiers.
+    sse, sst, il : float
+        On the z-scored quasi-identifiers; ``il = 100·sse/sst``.
+    il1 : float
+        The paper's information loss (percent).
+    il1_components : dict
+        ``data``, ``covariances``, ``variances``, ``correlations`` (the four averaged
+        terms, as fractions) and ``means`` (reported only).
+    scenarios : tuple of ScenarioFigures
+    dld, id, dr, score : float
+        Means over the scenarios (percent); ``score = 0.5·il1 + 0.5·dr``.
+    interval : float
+        ID interval half-width, percent of the records in rank terms.
+    classes : ndarray of shape (n_records,)
+        Equivalence class id of every record (distinct masked QI tuples).
+    class_sizes : ndarray of shape (n_classes,)
+    record_risk : ndarray of shape (n_records,)
+        ``1 / size of the record's class``.
+    class_emd : dict
+        Confidential column → ndarray of shape (n_classes,), EMD of every class.
+    max_emd : dict
+        Confidential column → largest class EMD.
+    """
+
+    n_records: int
+    quasi_identifiers: tuple[str, ...]
+    confidential: tuple[str, ...]
+    k_prime: float
+    sse: float
+    sst: float
+    il: float
+    il1: float
+    il1_components: dict[str, float]
+    scenarios: tuple[ScenarioFigures, ...]
+    dld: float
+    id: float
+    dr: float
+    score: float
+    interval: float
+    classes: np.ndarray = field(repr=False)
+    class_sizes: np.ndarray = field(repr=False)
+    record_risk: np.ndarray = field(repr=False)
+    class_emd: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    max_emd: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def group_size_counts(self) -> dict[int, int]:
+        """Class size → number of classes of that size."""
+        values, counts = np.unique(self.class_sizes, return_counts=True)
+        return {int(v): int(c) for v, c in zip(values, counts)}
+
+    def summary(self) -> dict[str, Any]:
+        """A flat, JSON-ready dict (the ``--summary-json`` of ``measure``)."""
+        out = {
+            "n_records": self.n_records,
+            "quasi_identifiers": list(self.quasi_identifiers),
+            "k_prime": self.k_prime, "sse": self.sse, "sst": self.sst, "il": self.il,
+            "il1": self.il1, "dld": self.dld, "id": self.id, "dr": self.dr,
+            "score": self.score, "interval": self.interval,
+            "il1_components": dict(self.il1_components),
+            "scenario_k_prime_mean": float(np.mean([s.k_prime for s in self.scenarios])),
+            "scenarios": [s.as_dict() for s in self.scenarios],
+            "n_classes": int(self.class_sizes.size),
+            "group_size_counts": {str(s): c for s, c in self.group_size_counts.items()},
+            "max_record_risk": float(self.record_risk.max()),
+            "mean_record_risk": float(self.record_risk.mean()),
+            "unique_records": int((self.record_risk == 1.0).sum()),
+        }
+        if self.confidential:
+            out["confidential"] = list(self.confidential)
+            out["max_emd"] = {name: float(v) for name, v in self.max_emd.items()}
+        return out
+
+
+def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
+            known=None, scenarios: str = "all", scenario_size: int | None = None,
+            n_scenarios: int = 10, interval: float = 1.0, seed: int | None = 0,
+            kinds=None) -> Measures:
+    """Compute every measure of Section 2.3 for ``masked`` against ``original``.
+
+    Parameters
+    ----------
+    original, masked : DataFrame of n_records rows
+        The same records in the same order. Neither is modified.
+    roles : RoleSpec
+        ``quasi_identifiers`` (measured) and ``confidential`` (EMD per class).
+    known : sequence of column sequences, or str ``"A,B;C,D"``, optional
+        The intruder scenarios; overrides ``scenarios``.
+    scenarios : {"all", "singles", "pairs", "every", "random"}
+        Preset used when ``known`` is not given (see :func:`intruder_scenarios`).
+    scenario_size, n_scenarios, seed
+        For ``"random"``: subsets of ``scenario_size`` attributes, ``n_scenarios`` of
+        them, drawn with ``numpy.random.default_rng(seed)``.
+    interval : float
+        ID interval half-width in percent of the records, in rank terms (0 < interval ≤ 100).
+    kinds : optional
+        Distance kind per confidential column, as in :func:`core.tcloseness.tclose_attributes`.
+
+    Returns
+    -------
+    Measures
+
+    Raises
+    ------
+    MicroaggError
+        Different row counts, a missing or non-numeric column, a bad scenario or interval.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0]})
+    >>> m = measure(t, t, RoleSpec(quasi_identifiers=("a",)))
+    >>> (m.k_prime, m.il1, m.dld)
+    (1.0, 0.0, 100.0)
+    """
+    if not isinstance(original, pd.DataFrame) or not isinstance(masked, pd.DataFrame):
+        raise MicroaggError("The original and masked tables must be pandas DataFrames.")
+    if not isinstance(roles, RoleSpec):
+        raise MicroaggError("The roles must be a RoleSpec.")
+    qi = list(roles.quasi_identifiers)
+    if not qi:
+        raise MicroaggError("Name at least one quasi-identifier to measure.")
+    if len(original) != len(masked):
+        raise MicroaggError(
+            f"The masked table has {len(masked)} rows but the original has "
+            f"{len(original)}. Compare tables with the same records in the same order.")
+    if len(original) < 1:
+        raise MicroaggError("The tables have no records.")
+    for name, frame in (("original", original), ("masked", masked)):
+        for column in qi + list(roles.confidential):
+            if column not in frame.columns:
+                raise MicroaggError(f"Column '{column}' is not in the {name} table.")
+    if not (isinstance(interval, (int, float, np.integer, np.floating))
+            and not isinstance(interval, bool) and 0 < float(interval) <= 100):
+        raise MicroaggError(
+            f"The 'interval' parameter must be a number in (0, 100] (percent of the "
+            f"records, in rank terms). Got {interval!r} instead.")
+    scenario_sets = (parse_known(known, qi) if known is not None else
+                     intruder_scenarios(qi, scenarios, size=scenario_size,
+                                        count=n_scenarios, seed=seed))
+    raw = numeric_matrix(original, qi)
+    raw_masked = numeric_matrix(masked, qi)
+    mean = raw.mean(axis=0)
+    std = raw.std(axis=0)
+    std = np.where(std > 0, std, 1.0)
+    Z = (raw - mean) / std
+    Z_masked = (raw_masked - mean) / std
+
+    diff = Z - Z_masked
+    sse = float(np.einsum("ij,ij->", diff, diff))
+    sst = float(np.einsum("ij,ij->", Z, Z))
+    il1, components = information_loss_il1(raw, raw_masked)
+
+    figures = []
+    for subset in scenario_sets:
+        columns = [qi.index(c) for c in subset]
+        figures.append(ScenarioFigures(
+            known=tuple(subset),
+            k_prime=real_anonymity(raw_masked[:, columns]),
+            dld=record_linkage(Z[:, columns], Z_masked[:, columns]),
+            id=interval_disclosure(raw[:, columns], raw_masked[:, columns],
+                                   interval=float(interval)),
+        ))
+    dld = float(np.mean([f.dld for f in figures]))
+    idisc = float(np.mean([f.id for f in figures]))
+    dr = float(np.mean([f.dr for f in figures]))
+
+    _, classes = np.unique(raw_masked, axis=0, return_inverse=True)
+    classes = classes.reshape(-1).astype(np.int64)
+    class_sizes = np.bincount(classes)
+    class_emd: dict[str, np.ndarray] = {}
+    confidential = list(roles.confidential)
+    if confidential:
+        for attribute in tclose_attributes(masked[confidential].reset_index(drop=True),
+                                           kinds):
+            class_emd[attribute.name] = class_emds(attribute, classes)
+    return Measures(
+        n_records=len(original), quasi_identifiers=tuple(qi),
+        confidential=tuple(confidential), k_prime=real_anonymity(raw_masked),
+        sse=sse, sst=sst, il=100.0 * sse / sst if sst > 0 else 0.0,
+        il1=il1, il1_components=components, scenarios=tuple(figures), dld=dld, id=idisc,
+        dr=dr, score=0.5 * il1 + 0.5 * dr, interval=float(interval), classes=classes,
+        class_sizes=class_sizes, record_risk=1.0 / class_sizes[classes],
+        class_emd=class_emd,
+        max_emd={name: float(v.max()) for name, v in class_emd.items()},
+    )
+
+
+def real_anonymity(masked_values: np.ndarray) -> float:
+    """k′ = n / number of distinct rows of ``masked_values`` (n_records × n_attributes)."""
+    masked_values = np.asarray(masked_values, dtype=np.float64)
+    if len(masked_values) == 0:
+        return 0.0
+    return len(masked_values) / len(np.unique(masked_values, axis=0))
+
+
+def information_loss_il1(raw: np.ndarray, raw_masked: np.ndarray) -> tuple[float, dict]:
+    """IL1 = 100·(MV(X,X′) + MV(V,V′) + MV(S,S′) + MAE(R,R′))/4 (module notes).
+
+    Parameters
+    ----------
+    raw, raw_masked : ndarray of shape (n_records, n_attributes)
+
+    Returns
+    -------
+    il1 : float
+        Percent.
+    components : dict
+        The four averaged terms (fractions) and the reported-only ``means`` term.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0], [3.0]])
+    >>> information_loss_il1(X, X)[0]
+    0.0
+    """
+    upper = np.triu_indices(raw.shape[1])
+    V, V_masked = _covariance(raw), _covariance(raw_masked)
+    components = {
+        "data": _mean_variation(raw, raw_masked),
+        "covariances": _mean_variation(V[upper], V_masked[upper]),
+        "variances": _mean_variation(np.diag(V), np.diag(V_masked)),
+        "correlations": float(np.mean(np.abs(_correlation(raw)[upper]
+                                             - _correlation(raw_masked)[upper]))),
+    }
+    il1 = 100.0 * sum(components.values()) / 4
+    components["means"] = _mean_variation(raw.mean(axis=0), raw_masked.mean(axis=0))
+    return float(il1), components
+
+
+def _mean_variation(a: np.ndarray, b: np.ndarray) -> float:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    scale = np.maximum(np.abs(a), np.abs(b))
+    terms = np.divide(np.abs(a - b), scale, out=np.zeros_like(scale), where=scale > 0)
+    return float(terms.mean())
+
+
+def _covariance(X: np.ndarray) -> np.ndarray:
+    centred = X - X.mean(axis=0)
+    return centred.T @ centred / len(X)
+
+
+def _correlation(X: np.ndarray) -> np.ndarray:
+    V = _covariance(X)
+    sd = np.sqrt(np.diag(V))
+    constant = ~(sd > 0) | (X.min(axis=0) == X.max(axis=0))
+    sd = np.where(constant, 1.0, sd)
+    R = V / np.outer(sd, sd)
+    R[constant, :] = 0.0
+    R[:, constant] = 0.0
+    return np.clip(R, -1.0, 1.0)
+
+
+def record_linkage(Z_original: np.ndarray, Z_masked: np.ndarray) -> float:
+    """DLD: percent of masked records linked to their own original (ties split credit).
+
+    Parameters
+    ----------
+    Z_original, Z_masked : ndarray of shape (n_records, n_known)
+        Row i of both is record i, on the known attributes, already z-scored.
+
+    Returns
+    -------
+    float
+        ``100 · mean_i [own original among the t_i nearest originals] / t_i``.
+
+    Examples
+    --------
+    >>> Z = np.array([[0.0], [1.0], [1.0]])
+    >>> record_linkage(Z, Z)   # record 0 linked; records 1 and 2 tied: 1/2 each
+    66.66666666666667
+    """
+    Z_original = np.ascontiguousarray(Z_original, dtype=np.float64)
+    Z_masked = np.ascontiguousarray(Z_masked, dtype=np.float64)
+    n = len(Z_original)
+    points, own_point, multiplicity = _distinct(Z_original)
+    queries, query_of_record, _ = _distinct(Z_masked)
+    tree = cKDTree(points)
+    nearest, _ = tree.query(queries, k=1)
+    radius = np.asarray(nearest, dtype=np.float64).reshape(-1) * (1.0 + _TIE_TOLERANCE)
+    # A record can only be linked if its own original is (tied) nearest.
+    own = points[own_point] - queries[query_of_record]
+    own_distance = np.sqrt(np.einsum("ij,ij->i", own, own))
+    candidate = own_distance <= radius[query_of_record]
+    tied_total = np.ones(len(queries))
+    linked = np.unique(query_of_record[candidate])
+    if linked.size:
+        balls = tree.query_ball_point(queries[linked], r=radius[linked])
+        lengths = np.fromiter((len(b) for b in balls), dtype=np.int64, count=len(balls))
+        members = np.fromiter(itertools.chain.from_iterable(balls), dtype=np.int64,
+                              count=int(lengths.sum()))
+        tied_total[linked] = np.add.reduceat(multiplicity[members],
+                                             np.r_[0, np.cumsum(lengths)[:-1]])
+    credit = np.where(candidate, 1.0 / tied_total[query_of_record], 0.0)
+    return float(100.0 * credit.sum() / n)
+
+
+def _distinct(Z: np.ndarray):
+    """Distinct rows of Z, the row index of every record, and each row's multiplicity."""
+    points, inverse, counts = np.unique(Z, axis=0, return_inverse=True, return_counts=True)
+    return points, inverse.reshape(-1), counts
+
+
+def interval_disclosure(raw: np.ndarray, raw_masked: np.ndarray, *,
+                        interval: float = 1.0) -> float:
+    """ID: percent of original values inside the rank interval of their masked value.
+
+    Parameters
+    ----------
+    raw, raw_masked : ndarray of shape (n_records, n_known)
+    interval : float
+        Half-width in percent of the records: ``w = ceil(interval/100 · n)`` ranks.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> x = np.array([[1.0], [2.0], [3.0], [4.0]])
+    >>> interval_disclosure(x, x)
+    100.0
+    """
+    raw = np.asarray(raw, dtype=np.float64)
+    raw_masked = np.asarray(raw_masked, dtype=np.float64)
+    n = len(raw)
+    w = math.ceil(interval / 100.0 * n - 1e-9)
+    inside = np.empty(raw.shape, dtype=bool)
+    for j in range(raw.shape[1]):
+        ordered = np.sort(raw[:, j])
+        rho = np.minimum(np.searchsorted(ordered, raw_masked[:, j], side="left"), n - 1)
+        low = ordered[np.maximum(rho - w, 0)]
+        high = ordered[np.minimum(rho + w, n - 1)]
+        inside[:, j] = (raw[:, j] >= low) & (raw[:, j] <= high)
+    return float(100.0 * inside.mean())
+
+
+def parse_known(known, quasi_identifiers: Sequence[str]) -> list[tuple[str, ...]]:
+    """Scenarios from ``"A,B;C,D"`` or a sequence of column sequences, checked against the QIs."""
+    if isinstance(known, str):
+        known = [[c.strip() for c in part.split(",") if c.strip()]
+                 for part in known.split(";") if part.strip()]
+    out = []
+    for subset in known:
+        if isinstance(subset, str):
+            subset = [subset]
+        subset = tuple(str(c) for c in subset)
+        if not subset:
+            raise MicroaggError("An intruder scenario names no attribute.")
+        for column in subset:
+            if column not in quasi_identifiers:
+                raise MicroaggError(
+                    f"Intruder scenario ({', '.join(subset)}): column '{column}' is not a "
+                    "quasi-identifier. The intruder knows quasi-identifiers only.")
+        if len(set(subset)) != len(subset):
+            raise MicroaggError(f"Intruder scenario ({', '.join(subset)}) repeats a column.")
+        out.append(subset)
+    if not out:
+        raise MicroaggError("Give at least one intruder scenario.")
+    return out
+
+
+def intruder_scenarios(quasi_identifiers: Sequence[str], preset: str = "all", *,
+                       size: int | None = None, count: int = 10,
+                       seed: int | None = 0) -> list[tuple[str, ...]]:
+    """The attribute sets an intruder is assumed to know.
+
+    Parameters
+    ----------
+    quasi_identifiers : sequence of str
+    preset : {"all", "singles", "pairs", "every", "random"}
+        ``all``: one scenario, every QI. ``singles``: each QI alone. ``pairs``: every
+        pair. ``every``: every non-empty subset (2^p − 1, p ≤ 16; Section 4.4).
+        ``random``: ``count`` distinct subsets of ``size`` QIs (fewer if fewer exist),
+        drawn with ``numpy.random.default_rng(seed)``, each in the QI order.
+
+    Examples
+    --------
+    >>> intruder_scenarios(["a", "b", "c"], "pairs")
+    [('a', 'b'), ('a', 'c'), ('b', 'c')]
+    """
+    qi = tuple(quasi_identifiers)
+    p = len(qi)
+    if preset == "all":
+        return [qi]
+    if preset == "singles":
+        return [(c,) for c in qi]
+    if preset == "pairs":
+        if p < 2:
+            raise MicroaggError("The 'pairs' scenarios need at least two quasi-identifiers.")
+        return list(itertools.combinations(qi, 2))
+    if preset == "every":
+        if p > _MAX_EVERY:
+            raise MicroaggError(
+                f"The 'every' scenarios need at most {_MAX_EVERY} quasi-identifiers "
+                f"(2^p − 1 subsets); got {p}. Use 'random' instead.")
+        return [s for r in range(1, p + 1) for s in itertools.combinations(qi, r)]
+    if preset == "random":
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) \
+                or not 1 <= size <= p:
+            raise MicroaggError(
+                f"The random scenarios need a 'size' that is an integer in [1, {p}] (the "
+                f"number of quasi-identifiers). Got {size!r} instead.")
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+            raise MicroaggError(
+                f"The number of random scenarios must be an integer ≥ 1. Got {count!r}.")
+        count = min(int(count), math.comb(p, int(size)))
+        rng = np.random.default_rng(seed)
+        chosen: list[tuple[str, ...]] = []
+        seen: set[tuple[int, ...]] = set()
+        while len(chosen) < count:
+            pick = tuple(sorted(rng.choice(p, size=int(size), replace=False).tolist()))
+            if pick not in seen:
+                seen.add(pick)
+                chosen.append(tuple(qi[i] for i in pick))
+        return chosen
+    raise MicroaggError(
+        f"The 'scenarios' parameter must be one of {', '.join(repr(s) for s in SCENARIO_PRESETS)}."
+        f" Got {preset!r} instead.")
