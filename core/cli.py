@@ -28,7 +28,7 @@ from core.errors import Cancelled, MicroaggError
 from core.io import atomic_write, read_table
 from core.pipeline import parse_blocks
 from core.registry import Interval, Options, methods
-from core.report import export_result
+from core.report import export_result, write_report
 from core.roles import RoleSpec
 from core.tcloseness import verify_t_closeness
 from core.verify import verify_k_anonymity
@@ -96,6 +96,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
                           "(k-anonymity then holds per block only)")
     run.add_argument("--sheet", help="XLSX sheet to read (default: the first)")
     run.add_argument("--summary-json", metavar="PATH", help="write a JSON summary here")
+    run.add_argument("--report", metavar="PATH", help="write an HTML report here")
     parameter_names = _parameter_options(run)
 
     check = commands.add_parser("verify", help="check that a masked table is k-anonymous")
@@ -138,7 +139,7 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def _anonymize(args, parameter_names) -> int:
-    for destination in (args.output, args.summary_json):
+    for destination in (args.output, args.summary_json, args.report):
         if destination and _same_file(destination, args.input):
             raise MicroaggError(
                 f"'{destination}' is the input file; choose another output name."
@@ -153,6 +154,8 @@ def _anonymize(args, parameter_names) -> int:
     export_result(result, args.output, source=Path(args.input).name)
     if args.summary_json:
         _write_json(args.summary_json, result.summary())
+    if args.report:
+        write_report(result, args.report, source=Path(args.input).name)
     m = result.metrics
     print(f"{args.method}: {m.n_records} records in {m.n_groups} groups "
           f"(sizes {m.min_group_size}-{m.max_group_size}), IL = {m.il:.4f}%, "

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import datetime as _dt
+import html
 from pathlib import Path
 
 import pandas as pd
 
 from core.api import AnonymizationResult
-from core.io import write_table
+from core.io import atomic_write, write_table
 from core.registry import get_method
 
-__all__ = ["summary_frame", "export_result"]
+__all__ = ["summary_frame", "export_result", "write_report"]
 
 
 def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFrame:
@@ -69,3 +70,39 @@ def export_result(result: AnonymizationResult, path, *, source: str = "") -> Pat
         raise MicroaggError("This result did not pass verification; it cannot be exported.")
     return write_table(path, result.masked,
                        extra_sheets=[("summary", summary_frame(result, source=source))])
+
+
+_REPORT_STYLE = """
+body { font-family: sans-serif; margin: 2em; color: #222; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 1.5em; }
+table { border-collapse: collapse; } th, td { border: 1px solid #ccc; padding: 4px 8px; }
+th { text-align: left; background: #f3f3f3; font-weight: normal; }
+.passed { color: #1b5e20; font-weight: bold; } .failed { color: #b71c1c; font-weight: bold; }
+"""
+
+
+def write_report(result: AnonymizationResult, path, *, source: str = "") -> Path:
+    """Write a self-contained HTML report of ``result`` (no external files), atomically.
+
+    It holds the guarantee in plain words, the verifier's verdict, and every row of
+    :func:`summary_frame` (parameters, metrics, verification, group sizes).
+    """
+    summary = summary_frame(result, source=source)
+    verdict = ("passed" if result.passed else "failed")
+    rows = "\n".join(
+        f"<tr><th>{html.escape(str(item))}</th><td>{html.escape(str(value))}</td></tr>"
+        for item, value in summary.itertuples(index=False))
+    title = f"MicroAgg Desktop report: {html.escape(source or result.method)}"
+    page = (
+        f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title>"
+        f"<style>{_REPORT_STYLE}</style></head>\n<body><h1>{title}</h1>\n"
+        f"<p class=\"{verdict}\">Verification {verdict}: "
+        f"{html.escape(result.verification.describe())}</p>\n"
+        f"<p>{html.escape(result.guarantee_text)}</p>\n"
+        f"<h2>Parameters, metrics and verification</h2>\n<table>\n{rows}\n</table>"
+        f"</body></html>\n")
+
+    def write(temporary):
+        Path(temporary).write_text(page, encoding="utf-8")
+
+    return atomic_write(path, write)

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QMainWindow, Q
 from core import (AnonymizationResult, MicroaggError, Role, SmallStratumError, anonymize,
                   check_inputs, get_method, read_table)
 from core.io import READABLE_SUFFIXES, sheet_names
-from core.report import export_result
+from core.report import export_result, write_report
 from microagg_desktop.method_panel import MethodPanel
 from microagg_desktop.paths import resource_path
 from microagg_desktop.results_panel import ResultsPanel
@@ -131,6 +131,10 @@ class MainWindow(QMainWindow):
         self.export_action = action("&Export…", self.export_dialog, QKeySequence("Ctrl+E"),
                                     pixmap.SP_DialogSaveButton,
                                     "Save the released table and its summary")
+        self.report_action = action("Export &report…", self.export_report_dialog, None,
+                                    pixmap.SP_FileDialogDetailedView,
+                                    "Save an HTML report of the parameters, metrics and "
+                                    "verification")
         self.quit_action = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
 
         toolbar = QToolBar("Main", self)
@@ -138,14 +142,14 @@ class MainWindow(QMainWindow):
         toolbar.setMovable(False)
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         for act in (self.open_action, self.sample_action, None, self.run_action,
-                    self.cancel_action, None, self.export_action):
+                    self.cancel_action, None, self.export_action, self.report_action):
             toolbar.addSeparator() if act is None else toolbar.addAction(act)
         self.addToolBar(toolbar)
 
         menu = self.menuBar()
         file_menu = menu.addMenu("&File")
-        for act in (self.open_action, self.sample_action, None, self.export_action, None,
-                    self.quit_action):
+        for act in (self.open_action, self.sample_action, None, self.export_action,
+                    self.report_action, None, self.quit_action):
             file_menu.addSeparator() if act is None else file_menu.addAction(act)
         run_menu = menu.addMenu("&Run")
         run_menu.addAction(self.run_action)
@@ -182,6 +186,7 @@ class MainWindow(QMainWindow):
         self.run_action.setEnabled(self.table is not None and not running)
         self.cancel_action.setEnabled(running)
         self.export_action.setEnabled(self._exportable() and not running)
+        self.report_action.setEnabled(self.result is not None and not running)
         self.open_action.setEnabled(True)
         self.sample_action.setEnabled(True)
 
@@ -399,6 +404,33 @@ class MainWindow(QMainWindow):
             return False
         self._last_folder = str(Path(written).parent)
         self.set_status(f"Exported to {written}.")
+        return True
+
+    def export_report_dialog(self) -> None:
+        """Ask for an .html file name, then :meth:`export_report_to` it."""
+        if self.result is None:
+            self.show_error("There is no result to report yet. Run a method first.")
+            return
+        stem = Path(self.source.split(" [")[0]).stem or "released"
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export the report", str(Path(self._last_folder) / f"{stem}_report.html"),
+            "HTML report (*.html)")
+        if path:
+            if Path(path).suffix.lower() != ".html":
+                path += ".html"
+            self.export_report_to(path)
+
+    def export_report_to(self, path: str | Path) -> bool:
+        """Write the HTML report of the current result (also for an unverified one)."""
+        result = self.result
+        if result is None:
+            self.show_error("There is no result to report yet. Run a method first.")
+            return False
+        written = self._guarded("writing the report",
+                                lambda: write_report(result, path, source=self.source))
+        if written is None:
+            return False
+        self.set_status(f"Report written to {written}.")
         return True
 
     # -- closing ------------------------------------------------------------------------

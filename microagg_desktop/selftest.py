@@ -138,25 +138,10 @@ class _Steps:
 
 
 def write_html_report(result, path: str | os.PathLike, *, source: str = "") -> Path:
-    """Write the summary of ``result`` (:func:`core.report.summary_frame`) as an HTML page.
+    """Write the product's HTML report of ``result`` (:func:`core.report.write_report`)."""
+    from core.report import write_report
 
-    The file is written atomically (:func:`core.io.atomic_write`).
-    """
-    from core.io import atomic_write
-    from core.report import summary_frame
-
-    summary = summary_frame(result, source=source)
-    rows = "\n".join(
-        f"<tr><th>{html.escape(str(item))}</th><td>{html.escape(str(value))}</td></tr>"
-        for item, value in summary.itertuples(index=False))
-    title = f"MicroAgg Desktop report: {html.escape(source or result.method)}"
-    page = (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title>"
-            f"</head>\n<body><h1>{title}</h1>\n<table>\n{rows}\n</table></body></html>\n")
-
-    def write(temporary):
-        Path(temporary).write_text(page, encoding="utf-8")
-
-    return atomic_write(path, write)
+    return write_report(result, path, source=source)
 
 
 def read_html_report(path: str | os.PathLike) -> dict[str, str]:

@@ -23,8 +23,11 @@ def test_anonymize_to_xlsx_with_summary(tmp_path, sample_path, capsys):
     out, summary = tmp_path / "masked.xlsx", tmp_path / "summary.json"
     code = run("anonymize", sample_path, "-o", out, "--method", "mdav", "--k", 5,
                "--qi", *QI, "--identifier", "person_id",
-               "--confidential", "health_spending", "--summary-json", summary)
+               "--confidential", "health_spending", "--summary-json", summary,
+               "--report", tmp_path / "report.html")
     assert code == 0
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "Verification passed" in page and "IL = 100·SSE/SST" in page
     assert "k-anonymity PASSED" in capsys.readouterr().out
     sheets = pd.read_excel(out, sheet_name=None)
     assert list(sheets) == ["masked", "summary"]

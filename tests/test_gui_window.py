@@ -306,3 +306,7 @@ def test_t_closeness_method_from_the_window(qtbot, window, tmp_path):
     assert window.export_to(tmp_path / "tc.xlsx")
     items = dict(pd.read_excel(tmp_path / "tc.xlsx", sheet_name="summary").values)
     assert "t-closeness PASSED" in items["t-closeness"]
+    assert window.report_action.isEnabled()
+    assert window.export_report_to(tmp_path / "tc_report.html")
+    page = (tmp_path / "tc_report.html").read_text(encoding="utf-8")
+    assert "Verification passed" in page and "t-closeness PASSED" in page
