@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -16,7 +16,8 @@ from core.pipeline import (parse_blocks, partition_blocks, recode_merged_strata,
                            resolve_blocks, strata_of)
 from core.prepare import Standardized, check_group_size, standardize
 from core.progress import TaskState
-from core.registry import Method, get_method
+from core.measures import Measures, measure
+from core.registry import Method, MethodInput, get_method
 from core.roles import RoleSpec
 from core.tcloseness import TClosenessVerification, verify_t_closeness
 from core.verify import Verification, verify_k_anonymity
@@ -75,12 +76,21 @@ class AnonymizationResult:
     strata_merges: tuple[str, ...] = ()
     tcloseness: TClosenessVerification | None = None
     details: dict[str, int] = field(default_factory=dict)
+    measures: Measures | None = None
 
     @property
     def passed(self) -> bool:
         """True when every guarantee the method promises was verified on ``masked``."""
         closeness = self.tcloseness is None or self.tcloseness.passed
         return self.verification.passed and closeness
+
+    def _measures_summary(self) -> dict[str, Any]:
+        if self.measures is None:
+            return {}
+        out = self.measures.summary()
+        keys = ("il1", "dld", "id", "dr", "score", "interval", "il1_components",
+                "max_record_risk", "mean_record_risk", "unique_records", "max_emd")
+        return {key: out[key] for key in keys if key in out}
 
     def _tcloseness_summary(self) -> dict[str, Any]:
         if self.tcloseness is None:
@@ -142,6 +152,7 @@ class AnonymizationResult:
             "strata": list(self.roles.strata),
             "strata_merges": list(self.strata_merges),
             "smallest_class_by_block": list(v.smallest_by_block),
+            **self._measures_summary(),
             **self._tcloseness_summary(),
             "smallest_class": v.smallest_class,
             "verifier_il": v.il,
@@ -181,8 +192,8 @@ def check_inputs(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
         raise MicroaggError(f"{spec.label} protects confidential attributes: mark at least "
                             "one column as confidential.")
     if spec.scope == "whole-table" and roles.strata:
-        raise MicroaggError(f"{spec.label} compares every class with the whole table; it "
-                            "takes no strata. Give the stratum column another role.")
+        raise MicroaggError(f"{spec.label} works on the whole table at once; it takes no "
+                            "strata. Give the stratum column another role.")
     for column in roles.confidential if spec.needs_confidential else ():
         missing = int(table[column].isna().sum())
         if missing:
@@ -193,7 +204,7 @@ def check_inputs(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
         blocks = parse_blocks(blocks)
     blocks = resolve_blocks(roles, blocks, spec)
     k = resolved.get("k")
-    if k is not None:
+    if k is not None and not spec.masks_values:  # Mic1D-k's k counts values; it checks
         check_group_size(len(table), k)
     standardized = standardize(table, roles.quasi_identifiers)
     strata = strata_of(table, roles, standardized.X, k, merge_small=merge_small_strata)
@@ -248,23 +259,43 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     state = state or TaskState()
     state.step(0.0, f"{spec.label}: preparing")
     standardized, strata = plan.standardized, plan.strata
-    block_labels, details = partition_blocks(spec, standardized.X, table, roles, blocks,
-                                             strata, resolved, state.sub(0.0, 0.95))
+    if spec.masks_values:
+        values = np.asarray(spec.function(MethodInput(standardized.X, table, roles),
+                                          state=state.sub(0.0, 0.8), **resolved))
+        _, classes = np.unique(values, axis=0, return_inverse=True)
+        block_labels, details = classes.reshape(-1, 1).astype(np.int64), {}
+    else:
+        block_labels, details = partition_blocks(spec, standardized.X, table, roles, blocks,
+                                                 strata, resolved, state.sub(0.0, 0.8))
     if (block_labels < 0).any():
         raise GuaranteeNotMet(f"{spec.label} left records without a group (internal error).")
     state.check()
     _, labels = np.unique(block_labels, axis=0, return_inverse=True)
     labels = labels.reshape(-1).astype(np.int64)
-    masked = aggregate(table, block_labels, roles.quasi_identifiers,
-                       drop=roles.identifiers, blocks=blocks)
+    if spec.masks_values:
+        masked = table.drop(columns=list(roles.identifiers)).copy()
+        for j, column in enumerate(roles.quasi_identifiers):
+            masked[column] = pd.Series(values[:, j], index=table.index, name=column)
+    else:
+        masked = aggregate(table, block_labels, roles.quasi_identifiers,
+                           drop=roles.identifiers, blocks=blocks)
     merges = recode_merged_strata(masked, roles, strata) if roles.strata else []
     qi = list(roles.quasi_identifiers)
     block_columns = [[qi.index(c) for c in block] for block in blocks]
     metrics = compute_metrics(standardized.X, block_labels, block_columns, masked, qi)
+    if spec.masks_values:  # the masked values are not group means: SSE from the values
+        z = (values - standardized.mean) / standardized.std
+        within = float(((standardized.X - z) ** 2).sum())
+        metrics = replace(metrics, sse=within, il=100.0 * within / metrics.sst)
     state.check()
+    state.step(0.85, "measuring disclosure risk and utility")
+    measures = measure(table, masked, roles)
     # A per-attribute method promises nothing per attribute that matters to an intruder
     # who knows several of them: verify the whole table.
-    verification = verify_k_anonymity(table, masked, roles, k or 1,
+    # Mic1D-k's k counts values: the record-level check is against the smallest
+    # meaningful class size, 2, and its k' is the figure that counts.
+    verification = verify_k_anonymity(table, masked, roles,
+                                      2 if spec.masks_values else (k or 1),
                                       blocks=None if spec.scope == "per-attribute" else blocks)
     if spec.guarantee in ("k-anonymity", "t-closeness") and not verification.passed:
         raise GuaranteeNotMet(
@@ -283,5 +314,5 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
         masked=masked, metrics=metrics, verification=verification,
         seconds=time.perf_counter() - started, blocks=blocks,
         block_labels=block_labels, guarantee=spec.guarantee, strata_merges=tuple(merges),
-        tcloseness=closeness, details=details,
+        tcloseness=closeness, details=details, measures=measures,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from core.gsms import gsms
+from core.mic1d import masked_values
 from core.heuristics import fixed_size
 from core.projection import pcp, zscores
 from core.registry import (GROWTH, K, REFINE, T, Interval, Method, Options, Parameter,
@@ -160,4 +161,21 @@ register(Method(
         "from one record of each subset near an MDAV reference record."),
     family="t-closeness", guarantee="t-closeness", scope="whole-table",
     needs_confidential=True, reference=_TCLOSE_PAPER + ", Algorithm 3",
+))
+
+
+# Mic1D-k -----------------------------------------------------------------------------
+register(Method(
+    name="mic1d", label="Mic1D-k (one-dimension microaggregation)",
+    function=masked_values,
+    parameters=(Parameter("k", Interval(int, 2, None), 3000, label="k (values per run)",
+                          help="Mic1D-k groups VALUES, not records: k counts values of all "
+                               "quasi-identifiers together and may exceed the number of "
+                               "records."),),
+    description=(
+        "All quasi-identifier values are put in one sorted vector, cut into runs of k "
+        "values, normalized per run, re-sorted, averaged and put back in their cells. "
+        "It does NOT guarantee k-anonymity of records: the real anonymity k' is the "
+        "figure that counts."),
+    guarantee="none", masks_values=True, scope="whole-table", reference="Nin, Mic1D-k",
 ))

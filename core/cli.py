@@ -9,6 +9,8 @@
                        [--sheet NAME] [--summary-json PATH]
     microagg verify ORIGINAL MASKED --qi COL ... --k 5 [--identifier COL ...]
                     [--confidential COL ... --t T]
+    microagg measure ORIGINAL MASKED --qi COL ... [--confidential COL ...] [--known "A,B;C,D"]
+                     [--summary-json PATH]
     microagg methods
 
 Exit codes: 0 success (for ``verify``: the table is k-anonymous), 1 ``verify`` found the
@@ -26,6 +28,7 @@ from pathlib import Path
 from core.api import anonymize
 from core.errors import Cancelled, MicroaggError
 from core.io import atomic_write, read_table
+from core.measure_command import add_measure_command, run_measure
 from core.pipeline import parse_blocks
 from core.registry import Interval, Options, methods
 from core.report import export_result, write_report
@@ -113,6 +116,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     check.add_argument("--sheet", help="XLSX sheet of both tables (default: the first)")
     check.add_argument("--summary-json", metavar="PATH")
 
+    add_measure_command(commands)
     commands.add_parser("methods", help="list the available methods and their parameters")
     return parser, parameter_names
 
@@ -160,10 +164,15 @@ def _anonymize(args, parameter_names) -> int:
     print(f"{args.method}: {m.n_records} records in {m.n_groups} groups "
           f"(sizes {m.min_group_size}-{m.max_group_size}), IL = {m.il:.4f}%, "
           f"k' = {m.k_prime:.3f}; wrote {args.output}")
-    print(result.verification.describe())
+    if result.guarantee != "none":
+        print(result.verification.describe())
     if result.tcloseness is not None:
         print(result.tcloseness.describe())
     print(result.guarantee_text)
+    if result.measures is not None:
+        ms = result.measures
+        print(f"IL1 = {ms.il1:.3f} %, DLD = {ms.dld:.3f} %, ID = {ms.id:.3f} %, "
+              f"DR = {ms.dr:.3f} %, score = {ms.score:.3f}")
     return EXIT_OK
 
 
@@ -217,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
             return _anonymize(args, parameter_names)
         if args.command == "verify":
             return _verify(args)
+        if args.command == "measure":
+            return run_measure(args)
         return _methods()
     except MicroaggError as error:
         print(f"microagg: error: {error}", file=sys.stderr)

@@ -122,7 +122,9 @@ class Method:
     attribute), ``"per-attribute"`` (called once per quasi-identifier) or
     ``"whole-table"`` (all records and quasi-identifiers at once: no strata, no blocks).
     A ``refine`` parameter, where declared, is applied by the engine after the function
-    returns. The function may return an object with ``labels`` (and ``cluster_size``,
+    returns. With ``masks_values`` the function returns the masked quasi-identifier
+    matrix itself (original units) instead of a partition; groups are then the
+    equivalence classes of its rows. The function may return an object with ``labels`` (and ``cluster_size``,
     ``merges``, ``swaps``) instead of bare labels; those details reach the result.
     """
 
@@ -137,6 +139,7 @@ class Method:
     reference: str = ""
     scope: str = "multivariate"
     needs_confidential: bool = False
+    masks_values: bool = False
 
     def resolve(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """Check ``params`` against the declared parameters; fill in defaults."""

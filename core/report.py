@@ -46,6 +46,20 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
         ("Verifier: smallest equivalence class", v.smallest_class),
         ("Verifier: IL recomputed from the tables (%)", round(v.il, 6)),
     ]
+    if result.measures is not None:
+        ms = result.measures
+        rows += [
+            ("IL1 (means of data, covariances, variances, correlations; %)", round(ms.il1, 6)),
+            ("DLD: distance-based record linkage (%)", round(ms.dld, 6)),
+            (f"ID: interval disclosure, ±{ms.interval:g} % of ranks (%)", round(ms.id, 6)),
+            ("DR = 0.5·DLD + 0.5·ID (%)", round(ms.dr, 6)),
+            ("Score = 0.5·IL1 + 0.5·DR (lower is better)", round(ms.score, 6)),
+            ("Intruder knows", " | ".join(", ".join(s.known) for s in ms.scenarios)),
+            ("Largest per-record risk (1 / class size)", round(float(ms.record_risk.max()), 6)),
+            ("Mean per-record risk", round(float(ms.record_risk.mean()), 6)),
+        ]
+        rows += [(f"Largest class EMD of '{name}'", round(value, 6))
+                 for name, value in ms.max_emd.items()]
     if result.tcloseness is not None:
         c = result.tcloseness
         rows += [("t-closeness", c.describe())]

@@ -97,6 +97,10 @@ class ResultsPanel(QWidget):
             ("groups", "Groups"),
             ("sizes", "Group size min / mean / max"),
             ("k_prime", "k′ (records per distinct QI tuple)"),
+            ("il1", "IL1 (data, covariances, variances, correlations)"),
+            ("risk", "Disclosure risk: DLD / ID / DR"),
+            ("score", "Score = 0.5·IL1 + 0.5·DR (lower is better)"),
+            ("emd", "Largest class EMD (confidential)"),
             ("seconds", "Elapsed time"),
         ):
             value = QLabel("—", metrics_box)
@@ -166,6 +170,15 @@ class ResultsPanel(QWidget):
                                      f"{m.max_group_size}")
         self.values["k_prime"].setText(format_number(m.k_prime, 4))
         self.values["seconds"].setText(f"{result.seconds:.2f} s")
+        ms = result.measures
+        if ms is not None:
+            self.values["il1"].setText(f"{format_number(ms.il1, 4)} %")
+            self.values["risk"].setText(f"{format_number(ms.dld, 4)} % / "
+                                        f"{format_number(ms.id, 4)} % / "
+                                        f"{format_number(ms.dr, 4)} %")
+            self.values["score"].setText(format_number(ms.score, 4))
+            self.values["emd"].setText(", ".join(
+                f"{name} {value:.4f}" for name, value in ms.max_emd.items()) or "—")
         merges = " ".join(result.strata_merges)
         if result.guarantee == "none":
             self.status.setText(f"⚠ {result.guarantee_text}")

@@ -306,6 +306,9 @@ def test_t_closeness_method_from_the_window(qtbot, window, tmp_path):
     assert window.export_to(tmp_path / "tc.xlsx")
     items = dict(pd.read_excel(tmp_path / "tc.xlsx", sheet_name="summary").values)
     assert "t-closeness PASSED" in items["t-closeness"]
+    assert window.results_panel.values["il1"].text().endswith("%")
+    assert window.results_panel.values["risk"].text().count("%") == 3
+    assert "health_spending" in window.results_panel.values["emd"].text()
     assert window.report_action.isEnabled()
     assert window.export_report_to(tmp_path / "tc_report.html")
     page = (tmp_path / "tc_report.html").read_text(encoding="utf-8")

@@ -51,7 +51,7 @@ def test_t_closeness_needs_a_confidential_column_and_no_strata(survey):
     with pytest.raises(MicroaggError, match="mark at least one column as confidential"):
         anonymize(survey, RoleSpec(quasi_identifiers=QI), "tc-tfirst", k=3, t=0.2)
     roles = RoleSpec(quasi_identifiers=QI, confidential=("diagnosis",), strata=("region",))
-    with pytest.raises(MicroaggError, match="takes no strata"):
+    with pytest.raises(MicroaggError, match="it takes no strata"):
         anonymize(survey, roles, "tc-merge", k=3, t=0.2)
     roles = RoleSpec(quasi_identifiers=QI, confidential=("diagnosis",))
     with pytest.raises(MicroaggError, match="takes no attribute blocks"):
