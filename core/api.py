@@ -211,8 +211,12 @@ def check_inputs(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     return RunPlan(spec, resolved, blocks, k, standardized, strata)
 
 
+INTRUDER_PRESETS = ("all", "singles", "pairs", "random")
+
+
 def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
               state: TaskState | None = None, blocks=None, merge_small_strata: bool = False,
+              intruder: str = "all", known=None, seed: int = 0,
               **params) -> AnonymizationResult:
     """Microaggregate ``table`` with a registered method and verify the result.
 
@@ -233,6 +237,10 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     merge_small_strata : bool
         Merge a stratum with fewer than k records into its nearest stratum instead of
         stopping with an error.
+    intruder : {"all", "singles", "pairs", "random"}
+        What the intruder is assumed to know for the disclosure-risk measures: all
+        quasi-identifiers, each one alone, every pair, or 10 random subsets of half of
+        them (drawn with ``seed``). ``known`` (``"A,B;C,D"``) overrides it.
     **params
         The method's parameters, e.g. ``k=5``, ``growth="nc"``, ``refine="igd"``.
 
@@ -289,7 +297,13 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
         metrics = replace(metrics, sse=within, il=100.0 * within / metrics.sst)
     state.check()
     state.step(0.85, "measuring disclosure risk and utility")
-    measures = measure(table, masked, roles)
+    if intruder not in INTRUDER_PRESETS:
+        raise MicroaggError(f"Unknown intruder scenario '{intruder}'. Use one of: "
+                            f"{', '.join(INTRUDER_PRESETS)}.")
+    if len(qi) == 1 and intruder in ("pairs",):
+        intruder = "all"
+    measures = measure(table, masked, roles, known=known, scenarios=intruder,
+                       scenario_size=max(1, (len(qi) + 1) // 2), seed=seed)
     # A per-attribute method promises nothing per attribute that matters to an intruder
     # who knows several of them: verify the whole table.
     # Mic1D-k's k counts values: the record-level check is against the smallest

@@ -100,6 +100,12 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     run.add_argument("--sheet", help="XLSX sheet to read (default: the first)")
     run.add_argument("--summary-json", metavar="PATH", help="write a JSON summary here")
     run.add_argument("--report", metavar="PATH", help="write an HTML report here")
+    run.add_argument("--intruder", choices=("all", "singles", "pairs", "random"),
+                     default="all", help="what the intruder knows, for the risk measures")
+    run.add_argument("--known", metavar='"A,B;C,D"',
+                     help="explicit intruder scenarios (overrides --intruder)")
+    run.add_argument("--seed", type=_typed(int, "--seed"), default=0,
+                     help="seed of every random choice (random intruder scenarios)")
     parameter_names = _parameter_options(run)
 
     check = commands.add_parser("verify", help="check that a masked table is k-anonymous")
@@ -154,7 +160,8 @@ def _anonymize(args, parameter_names) -> int:
     params = {name: getattr(args, name) for name in parameter_names
               if getattr(args, name) is not None}
     result = anonymize(table, roles, args.method, blocks=args.blocks,
-                       merge_small_strata=args.merge_small_strata, **params)
+                       merge_small_strata=args.merge_small_strata, intruder=args.intruder,
+                       known=args.known, seed=args.seed, **params)
     export_result(result, args.output, source=Path(args.input).name)
     if args.summary_json:
         _write_json(args.summary_json, result.summary())

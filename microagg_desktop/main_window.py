@@ -317,7 +317,8 @@ class MainWindow(QMainWindow):
         if plan is None:
             return False
         self.results_panel.clear()
-        self.runner.start(anonymize, self.table, roles, method, **options, **plan.parameters)
+        self.runner.start(anonymize, self.table, roles, method, **options,
+                          intruder=self.method_panel.intruder(), **plan.parameters)
         self.set_status(f"Running {get_method(method).label}…")
         self._update_actions()
         return True

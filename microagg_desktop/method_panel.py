@@ -21,6 +21,12 @@ from microagg_desktop.state import MethodState
 __all__ = ["MethodPanel", "parameter_widget"]
 
 _INT_LIMIT = 2**31 - 1
+INTRUDER_CHOICES = (
+    ("all", "all quasi-identifiers"),
+    ("singles", "each quasi-identifier alone"),
+    ("pairs", "every pair of quasi-identifiers"),
+    ("random", "10 random subsets of half of them"),
+)
 _FLOAT_LIMIT = 1e12
 
 
@@ -128,6 +134,23 @@ class MethodPanel(QWidget):
         blocks_form.addRow("Blocks:", self.blocks_edit)
         blocks_form.addRow("", blocks_help)
         layout.addWidget(self.blocks_box)
+
+        risk_box = QGroupBox("Disclosure-risk measures", self)
+        risk_form = QFormLayout(risk_box)
+        risk_form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        self.intruder_box = QComboBox(risk_box)
+        for value, text in INTRUDER_CHOICES:
+            self.intruder_box.addItem(text, value)
+        self.intruder_box.currentIndexChanged.connect(lambda _: self.changed.emit())
+        risk_help = QLabel(
+            "Record linkage (DLD) and interval disclosure (ID) are computed for each set "
+            "of attributes the intruder is assumed to know; the results give each "
+            "scenario and their mean.", risk_box)
+        risk_help.setWordWrap(True)
+        risk_help.setStyleSheet("color: #555;")
+        risk_form.addRow("The intruder knows:", self.intruder_box)
+        risk_form.addRow("", risk_help)
+        layout.addWidget(risk_box)
         layout.addStretch(1)
         self.method_box.currentIndexChanged.connect(self._on_method_chosen)
         self._show_method()
@@ -154,6 +177,16 @@ class MethodPanel(QWidget):
 
     def set_blocks(self, text: str) -> None:
         self.blocks_edit.setText(text)
+
+    def intruder(self) -> str:
+        """The intruder scenario preset for the risk measures ("all", "pairs", ...)."""
+        return self.intruder_box.currentData()
+
+    def set_intruder(self, value: str) -> None:
+        position = self.intruder_box.findData(value)
+        if position < 0:
+            raise ValueError(f"'{value}' is not an intruder scenario.")
+        self.intruder_box.setCurrentIndex(position)
 
     def set_parameter(self, name: str, value: Any) -> None:
         """Set a parameter as if typed in its widget; ``KeyError`` if there is none."""

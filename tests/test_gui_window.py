@@ -285,6 +285,11 @@ def test_strata_blocks_refinement_and_merge_offer(qtbot, window, tmp_path):
     assert window.result.blocks == (("age", "income"), ("hours_worked",))
     assert "2 attribute blocks" in window.results_panel.status.text()
 
+    window.method_panel.set_intruder("pairs")
+    run_and_wait(qtbot, window)
+    assert [sc.known for sc in window.result.measures.scenarios] == [
+        ("age", "income"), ("age", "hours_worked"), ("income", "hours_worked")]
+
     window.method_panel.set_method("individual-ranking")
     assert window.method_panel.blocks() is None  # not offered for per-attribute methods
     run_and_wait(qtbot, window)
