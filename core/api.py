@@ -19,6 +19,8 @@ from core.progress import TaskState
 from core.measures import Measures, measure
 from core.registry import Method, MethodInput, get_method
 from core.roles import RoleSpec
+from core.bucket import MultiplicativeVerification, verify_multiplicative
+from core.dp import DPResult, add_laplace_noise, parse_bounds
 from core.tcloseness import TClosenessVerification, verify_t_closeness
 from core.verify import Verification, verify_k_anonymity
 
@@ -77,6 +79,12 @@ class AnonymizationResult:
     tcloseness: TClosenessVerification | None = None
     details: dict[str, int] = field(default_factory=dict)
     measures: Measures | None = None
+    noise: DPResult | None = None
+
+    @property
+    def multiplicative(self) -> bool:
+        """True when ``tcloseness`` uses the multiplicative distance (t > 1)."""
+        return isinstance(self.tcloseness, MultiplicativeVerification)
 
     @property
     def passed(self) -> bool:
@@ -93,11 +101,22 @@ class AnonymizationResult:
         return {key: out[key] for key in keys if key in out}
 
     def _tcloseness_summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = self.noise.summary() if self.noise is not None else {}
         if self.tcloseness is None:
-            return {}
+            return out
         c = self.tcloseness
+        if self.multiplicative:
+            return {**out,
+                    "t": c.t, "t_kind": "multiplicative", "t_verified": c.passed,
+                    "max_multiplicative_distance": c.max_distance_by_attribute,
+                    "n_buckets": self.details.get("n_buckets"),
+                    "cluster_size": self.details.get("cluster_size"),
+                    "epsilon_prop3": c.epsilon,
+                    "proposition3": c.proposition3_text()}
         return {
+            **out,
             "t": c.t,
+            "t_kind": "emd",
             "t_verified": c.passed,
             "max_emd": c.max_emd_by_attribute,
             "emd_distance": dict(zip(c.attributes, c.kinds)),
@@ -110,6 +129,18 @@ class AnonymizationResult:
     def guarantee_text(self) -> str:
         """One plain sentence on what this result guarantees."""
         k = self.parameters.get("k")
+        if self.guarantee == "t-closeness-multiplicative":
+            t = self.parameters["t"]
+            return (f"Every released record is indistinguishable from at least {k - 1} "
+                    f"others, and in every class each bucket of "
+                    f"{', '.join(self.roles.confidential)} is at most {t:g} times and at "
+                    f"least 1/{t:g} times as frequent as in the whole table (multiplicative "
+                    f"distance, t = {t:g}; not an earth mover's distance).")
+        if self.noise is not None:
+            return (f"Every released record is indistinguishable from at least {k - 1} "
+                    f"others; the confidential attributes carry Laplace noise with "
+                    f"epsilon = {self.noise.epsilon:g} (stochastic t = "
+                    f"{self.noise.stochastic_t:.4g}, Proposition 1).")
         if self.guarantee == "t-closeness":
             t = self.parameters["t"]
             return (f"Every released record is indistinguishable from at least {k - 1} "
@@ -217,6 +248,7 @@ INTRUDER_PRESETS = ("all", "singles", "pairs", "random")
 def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
               state: TaskState | None = None, blocks=None, merge_small_strata: bool = False,
               intruder: str = "all", known=None, seed: int = 0,
+              dp_epsilon: float | None = None, confidential_bounds=None,
               **params) -> AnonymizationResult:
     """Microaggregate ``table`` with a registered method and verify the result.
 
@@ -241,6 +273,11 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
         What the intruder is assumed to know for the disclosure-risk measures: all
         quasi-identifiers, each one alone, every pair, or 10 random subsets of half of
         them (drawn with ``seed``). ``known`` (``"A,B;C,D"``) overrides it.
+    dp_epsilon, confidential_bounds : float, mapping or str
+        After a k-anonymous microaggregation, add Laplace noise of scale (HI−LO)/ε to
+        every confidential attribute (Domingo-Ferrer & Soria-Comas 2015, Proposition 1).
+        The bounds ``{column: (LO, HI)}`` or ``"COL=LO:HI,..."`` are required for every
+        confidential column; they are never taken from the data. ``seed`` drives the noise.
     **params
         The method's parameters, e.g. ``k=5``, ``growth="nc"``, ``refine="igd"``.
 
@@ -296,6 +333,26 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
         within = float(((standardized.X - z) ** 2).sum())
         metrics = replace(metrics, sse=within, il=100.0 * within / metrics.sst)
     state.check()
+    noise = None
+    if dp_epsilon is not None:
+        if spec.guarantee != "k-anonymity":
+            raise MicroaggError("Differential privacy noise is added after a k-anonymity "
+                                "method; choose one of those (e.g. MDAV).")
+        if not roles.confidential:
+            raise MicroaggError("Differential privacy protects confidential attributes: "
+                                "mark at least one column as confidential.")
+        if confidential_bounds is None:
+            raise MicroaggError("Give the bounds of every confidential column (e.g. "
+                                "'income=0:200000'); they are never taken from the data.")
+        bounds = (parse_bounds(confidential_bounds) if isinstance(confidential_bounds, str)
+                  else dict(confidential_bounds))
+        noise = add_laplace_noise(masked, bounds, epsilon=dp_epsilon,
+                                  quasi_identifiers=qi + list(roles.strata),
+                                  confidential=roles.confidential, random_state=seed)
+        masked = noise.frame
+    elif confidential_bounds:
+        raise MicroaggError("Confidential bounds are only used with a differential privacy "
+                            "epsilon; give one, or leave the bounds out.")
     state.step(0.85, "measuring disclosure risk and utility")
     if intruder not in INTRUDER_PRESETS:
         raise MicroaggError(f"Unknown intruder scenario '{intruder}'. Use one of: "
@@ -311,12 +368,20 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     verification = verify_k_anonymity(table, masked, roles,
                                       2 if spec.masks_values else (k or 1),
                                       blocks=None if spec.scope == "per-attribute" else blocks)
-    if spec.guarantee in ("k-anonymity", "t-closeness") and not verification.passed:
+    if spec.guarantee != "none" and not verification.passed:
         raise GuaranteeNotMet(
             f"{spec.label} did not produce a verified {k}-anonymous table: "
             + " ".join(verification.notes) + " Nothing was released."
         )
     closeness = None
+    if spec.guarantee == "t-closeness-multiplicative":
+        # Released as buckets (Section 6.2), and verified on what is released.
+        for column in roles.confidential:
+            masked[column] = details["buckets"].recode(table[column]).to_numpy()
+        closeness = verify_multiplicative(masked, qi, roles.confidential, resolved["t"])
+        if not closeness.passed:
+            raise GuaranteeNotMet(f"{spec.label} did not produce a verified t-close table: "
+                                  f"{closeness.describe()} Nothing was released.")
     if spec.guarantee == "t-closeness":
         closeness = verify_t_closeness(masked, qi, roles.confidential, resolved["t"])
         if not closeness.passed:
@@ -328,5 +393,7 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
         masked=masked, metrics=metrics, verification=verification,
         seconds=time.perf_counter() - started, blocks=blocks,
         block_labels=block_labels, guarantee=spec.guarantee, strata_merges=tuple(merges),
-        tcloseness=closeness, details=details, measures=measures,
+        tcloseness=closeness, details={key: value for key, value in details.items()
+                                       if key != "buckets"},
+        measures=measures, noise=noise,
     )

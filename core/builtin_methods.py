@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.bucket import tc_bucket
 from core.gsms import gsms
 from core.mic1d import masked_values
 from core.heuristics import fixed_size
@@ -178,4 +179,28 @@ register(Method(
         "It does NOT guarantee k-anonymity of records: the real anonymity k' is the "
         "figure that counts."),
     guarantee="none", masks_values=True, scope="whole-table", reference="Nin, Mic1D-k",
+))
+
+
+# t-closeness by bucketization, multiplicative distance ---------------------------------
+T_MULTIPLICATIVE = Parameter(
+    "t", Interval(float, 1.0001, 1000.0), 1.5,
+    label="t (multiplicative level > 1, NOT an EMD bound)",
+    help="In every class each bucket of the confidential attribute is at most t times and "
+         "at least 1/t times as frequent as in the whole table (Definition 4). E.g. 1.5. "
+         "By Proposition 3 this gives epsilon = 2 ln t.",
+)
+register(Method(
+    name="tc-bucket", label="t-closeness by buckets (multiplicative distance)",
+    function=lambda data, *, state, k, t: tc_bucket(data.X, _confidential(data), k=k, t=t,
+                                                     state=state),
+    parameters=(K, T_MULTIPLICATIVE),
+    description=(
+        "Cut the confidential attribute into about t+1 buckets of near-equal mass and "
+        "build classes of nearby records whose bucket frequencies stay within a factor t "
+        "of the whole table's. The confidential attribute is released as its bucket. "
+        "Here t is a MULTIPLICATIVE level (> 1), not an earth mover's distance."),
+    family="t-closeness", guarantee="t-closeness-multiplicative", scope="whole-table",
+    needs_confidential=True,
+    reference="Domingo-Ferrer & Soria-Comas (2015), Section 6 and Definition 4",
 ))

@@ -6,7 +6,9 @@
                        [--growth nn|nc] [--refine none|tfrp2|igd] [--gamma G]
                        [--confidential COL ...] [--identifier COL ...]
                        [--strata COL ... [--merge-small-strata]] [--blocks "A,B;C,D"]
-                       [--sheet NAME] [--summary-json PATH]
+                       [--sheet NAME] [--summary-json PATH] [--report PATH]
+                       [--dp-epsilon E --confidential-bounds COL=LO:HI ... [--seed S]]
+                       [--intruder all|singles|pairs|random] [--known "A,B;C,D"]
     microagg verify ORIGINAL MASKED --qi COL ... --k 5 [--identifier COL ...]
                     [--confidential COL ... --t T]
     microagg measure ORIGINAL MASKED --qi COL ... [--confidential COL ...] [--known "A,B;C,D"]
@@ -105,7 +107,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     run.add_argument("--known", metavar='"A,B;C,D"',
                      help="explicit intruder scenarios (overrides --intruder)")
     run.add_argument("--seed", type=_typed(int, "--seed"), default=0,
-                     help="seed of every random choice (random intruder scenarios)")
+                     help="seed of every random choice (noise, random intruder scenarios)")
+    run.add_argument("--dp-epsilon", type=_typed(float, "--dp-epsilon"), metavar="E",
+                     help="add Laplace noise with scale (HI-LO)/E to every confidential "
+                          "column after a k-anonymity method")
+    run.add_argument("--confidential-bounds", action="append", metavar="COL=LO:HI",
+                     help="bounds of a confidential column for --dp-epsilon (required for "
+                          "each one; never taken from the data)")
     parameter_names = _parameter_options(run)
 
     check = commands.add_parser("verify", help="check that a masked table is k-anonymous")
@@ -161,7 +169,10 @@ def _anonymize(args, parameter_names) -> int:
               if getattr(args, name) is not None}
     result = anonymize(table, roles, args.method, blocks=args.blocks,
                        merge_small_strata=args.merge_small_strata, intruder=args.intruder,
-                       known=args.known, seed=args.seed, **params)
+                       known=args.known, seed=args.seed, dp_epsilon=args.dp_epsilon,
+                       confidential_bounds=(",".join(args.confidential_bounds)
+                                            if args.confidential_bounds else None),
+                       **params)
     export_result(result, args.output, source=Path(args.input).name)
     if args.summary_json:
         _write_json(args.summary_json, result.summary())
@@ -175,6 +186,10 @@ def _anonymize(args, parameter_names) -> int:
         print(result.verification.describe())
     if result.tcloseness is not None:
         print(result.tcloseness.describe())
+    if result.multiplicative:
+        print(result.tcloseness.proposition3_text())
+    if result.noise is not None:
+        print(result.noise.describe())
     print(result.guarantee_text)
     if result.measures is not None:
         ms = result.measures

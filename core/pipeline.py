@@ -142,7 +142,7 @@ def partition_blocks(method: Method, X: np.ndarray, table: pd.DataFrame, roles: 
     (cluster size, merges, swaps), added up over its calls.
     """
     qi = list(roles.quasi_identifiers)
-    details: dict[str, int] = {}
+    details: dict = {}
     params = dict(params)
     refinement = params.pop("refine", "none")
     labels = np.full((len(X), len(blocks)), -1, dtype=np.int64)
@@ -159,9 +159,11 @@ def partition_blocks(method: Method, X: np.ndarray, table: pd.DataFrame, roles: 
             if refinement == "none":
                 part = method.function(data, state=sub, **params)
                 if hasattr(part, "labels"):
-                    for key in ("cluster_size", "merges", "swaps"):
+                    for key in ("cluster_size", "merges", "swaps", "n_buckets"):
                         if hasattr(part, key):
                             details[key] = details.get(key, 0) + int(getattr(part, key))
+                    if hasattr(part, "buckets"):
+                        details["buckets"] = part.buckets
                     part = part.labels
             else:
                 part = method.function(data, state=sub.sub(0.0, 0.5), **params)

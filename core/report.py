@@ -64,13 +64,26 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
                   f"k' = {sc.k_prime:.4g}, DLD = {sc.dld:.4g} %, ID = {sc.id:.4g} %, "
                   f"DR = {sc.dr:.4g} %")
                  for number, sc in enumerate(ms.scenarios, start=1)]
-    if result.tcloseness is not None:
+    if result.multiplicative:
+        c = result.tcloseness
+        rows += [("t-closeness (multiplicative)", c.describe())]
+        rows += [(f"Largest multiplicative distance of '{name}'", round(value, 6))
+                 for name, value in c.max_distance_by_attribute.items()]
+        rows += [("Differential privacy (Proposition 3)", c.proposition3_text())]
+        rows += [(f"Algorithm: {key.replace('_', ' ')}", value)
+                 for key, value in result.details.items()]
+    elif result.tcloseness is not None:
         c = result.tcloseness
         rows += [("t-closeness", c.describe())]
         rows += [(f"Largest EMD of '{name}' ({kind} distance)", round(emd, 6))
                  for name, kind, emd in zip(c.attributes, c.kinds, c.max_emd)]
         rows += [(f"Algorithm: {key.replace('_', ' ')}", value)
                  for key, value in result.details.items()]
+    if result.noise is not None:
+        rows += [("Differential privacy noise", result.noise.describe())]
+        rows += [(f"Laplace scale of '{name}'", value)
+                 for name, value in result.noise.summary().get("laplace_scale", {}).items()]
+        rows += [("Noise seed", result.noise.seed)]
     rows += [("Strata merge", line) for line in result.strata_merges]
     rows += [("Verifier note", note) for note in v.notes]
     rows += [(f"Groups of size {size}", count)

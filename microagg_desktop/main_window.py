@@ -318,7 +318,8 @@ class MainWindow(QMainWindow):
             return False
         self.results_panel.clear()
         self.runner.start(anonymize, self.table, roles, method, **options,
-                          intruder=self.method_panel.intruder(), **plan.parameters)
+                          intruder=self.method_panel.intruder(),
+                          **self.method_panel.noise_options(), **plan.parameters)
         self.set_status(f"Running {get_method(method).label}…")
         self._update_actions()
         return True

@@ -151,6 +151,34 @@ class MethodPanel(QWidget):
         risk_form.addRow("The intruder knows:", self.intruder_box)
         risk_form.addRow("", risk_help)
         layout.addWidget(risk_box)
+
+        self.dp_box = QGroupBox("Differential privacy for the confidential attributes "
+                                "(optional)", self)
+        self.dp_box.setCheckable(True)
+        self.dp_box.setChecked(False)
+        dp_form = QFormLayout(self.dp_box)
+        dp_form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        self.epsilon_spin = QDoubleSpinBox(self.dp_box)
+        self.epsilon_spin.setDecimals(3)
+        self.epsilon_spin.setRange(0.001, 100.0)
+        self.epsilon_spin.setValue(1.0)
+        self.bounds_edit = QLineEdit(self.dp_box)
+        self.bounds_edit.setMinimumWidth(420)
+        self.bounds_edit.setPlaceholderText("e.g.  health_spending=0:5000")
+        self.seed_spin = QSpinBox(self.dp_box)
+        self.seed_spin.setRange(0, _INT_LIMIT)
+        dp_help = QLabel(
+            "After a k-anonymity method, Laplace noise of scale (HI − LO)/ε is added to "
+            "every confidential attribute. Give the bounds LO:HI of each one: they are "
+            "never taken from the data. The report states the stochastic t that this "
+            "guarantees (Proposition 1).", self.dp_box)
+        dp_help.setWordWrap(True)
+        dp_help.setStyleSheet("color: #555;")
+        dp_form.addRow("ε (epsilon):", self.epsilon_spin)
+        dp_form.addRow("Bounds:", self.bounds_edit)
+        dp_form.addRow("Seed:", self.seed_spin)
+        dp_form.addRow("", dp_help)
+        layout.addWidget(self.dp_box)
         layout.addStretch(1)
         self.method_box.currentIndexChanged.connect(self._on_method_chosen)
         self._show_method()
@@ -177,6 +205,20 @@ class MethodPanel(QWidget):
 
     def set_blocks(self, text: str) -> None:
         self.blocks_edit.setText(text)
+
+    def noise_options(self) -> dict[str, Any]:
+        """``dp_epsilon``, ``confidential_bounds`` and ``seed`` for anonymize(), if chosen."""
+        if self.dp_box.isHidden() or not self.dp_box.isChecked():
+            return {}
+        return {"dp_epsilon": self.epsilon_spin.value(),
+                "confidential_bounds": self.bounds_edit.text().strip() or None,
+                "seed": self.seed_spin.value()}
+
+    def set_noise(self, epsilon: float, bounds: str, seed: int = 0) -> None:
+        self.dp_box.setChecked(True)
+        self.epsilon_spin.setValue(epsilon)
+        self.bounds_edit.setText(bounds)
+        self.seed_spin.setValue(seed)
 
     def intruder(self) -> str:
         """The intruder scenario preset for the risk measures ("all", "pairs", ...)."""
@@ -227,6 +269,8 @@ class MethodPanel(QWidget):
         self.parameter_box.setVisible(bool(spec.parameters))
         # Blocks only make sense for methods that take several attributes at once.
         self.blocks_box.setHidden(spec.scope != "multivariate")
+        if hasattr(self, "dp_box"):  # noise follows k-anonymity methods only
+            self.dp_box.setHidden(spec.guarantee != "k-anonymity")
 
     def _on_value(self, name: str, value: Any) -> None:
         self.state.set_value(name, value)

@@ -187,11 +187,20 @@ class ResultsPanel(QWidget):
             scope = (f"in each of the {len(result.blocks)} attribute blocks, every class"
                      if len(result.blocks) > 1 else "every class")
             closeness = ""
-            if result.tcloseness is not None:
+            if result.multiplicative:
+                distances = ", ".join(f"{name} {value:.4f}" for name, value in
+                                      result.tcloseness.max_distance_by_attribute.items())
+                closeness = (f" Largest multiplicative distance: {distances} (t = "
+                             f"{result.tcloseness.t:g}; ε = 2·ln t = "
+                             f"{result.tcloseness.epsilon:.4g} by Proposition 3).")
+            elif result.tcloseness is not None:
                 emds = ", ".join(f"{name} {emd:.4f}" for name, emd in
                                  result.tcloseness.max_emd_by_attribute.items())
                 closeness = (f" Largest EMD per confidential attribute: {emds} "
                              f"(t = {result.tcloseness.t:g}).")
+            if result.noise is not None:
+                closeness += (f" Laplace noise, ε = {result.noise.epsilon:g}: stochastic "
+                              f"t = {result.noise.stochastic_t:.4g} (Proposition 1).")
             self.status.setText(
                 f"✔ Verified: {scope} has ≥ {v.k_required} records "
                 f"(smallest class {v.smallest_class}, {v.n_classes:,} classes).{closeness} "

@@ -318,3 +318,26 @@ def test_t_closeness_method_from_the_window(qtbot, window, tmp_path):
     assert window.export_report_to(tmp_path / "tc_report.html")
     page = (tmp_path / "tc_report.html").read_text(encoding="utf-8")
     assert "Verification passed" in page and "t-closeness PASSED" in page
+
+
+def test_bucket_t_closeness_and_laplace_noise_from_the_window(qtbot, window):
+    assert window.open_sample()
+    window.role_editor.set_role("diagnosis", Role.NON_CONFIDENTIAL)  # one confidential
+    window.method_panel.set_method("tc-bucket")
+    window.method_panel.set_parameter("k", 5)
+    window.method_panel.set_parameter("t", 1.5)
+    assert window.method_panel.noise_options() == {}  # noise is for k-anonymity methods
+    run_and_wait(qtbot, window)
+    assert window.result.passed and window.result.multiplicative
+    assert "Largest multiplicative distance" in window.results_panel.status.text()
+
+    window.method_panel.set_method("mdav")
+    window.method_panel.set_noise(1.0, "health_spending=0:100")  # values lie above 100
+    with qtbot.waitSignal(window.runner.signals.errored, timeout=RUN_TIMEOUT):
+        assert window.run()
+    assert "health_spending" in window.errors[-1]
+    qtbot.waitUntil(window.run_action.isEnabled)
+    window.method_panel.set_noise(1.0, "health_spending=0:5000", seed=4)
+    run_and_wait(qtbot, window)
+    assert window.result.noise is not None and window.result.noise.seed == 4
+    assert "stochastic t" in window.results_panel.status.text()
