@@ -29,6 +29,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=["census", "eia", "tarragona", "adult"])
     parser.add_argument("--ks", nargs="+", type=int, default=[3, 4, 5, 10, 20, 30])
+    parser.add_argument("--methods", nargs="+", metavar="NAME",
+                        help="only these base methods (e.g. mdav-nn gsms)")
     args = parser.parse_args()
     bad = 0
     print(f"{'data':<10}{'method':<10}{'k':>3} {'IL none':>9} {'IL tfrp2':>9} {'IL igd':>9}"
@@ -39,6 +41,8 @@ def main() -> None:
         for method, growth in BASE_METHODS:
             params = {"growth": growth} if growth else {}
             label = f"{method}-{growth}" if growth else method
+            if args.methods and label not in args.methods:
+                continue
             for k in args.ks:
                 started = time.perf_counter()
                 results = [anonymize(table, roles, method, k=k, refine=r, **params)
