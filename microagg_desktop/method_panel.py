@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel,
-                               QLineEdit, QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QFrame, QGroupBox,
+                               QLabel, QLineEdit, QScrollArea, QSpinBox, QVBoxLayout,
+                               QWidget)
 
 from core.registry import get_method, methods
 from core.registry import Interval, Options, Parameter
@@ -112,7 +113,16 @@ class MethodPanel(QWidget):
         choice = QFormLayout()
         choice.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
         choice.addRow("Method:", self.method_box)
-        layout = QVBoxLayout(self)
+        # The page scrolls rather than squeezing its groups when the window is small.
+        content = QWidget(self)
+        layout = QVBoxLayout(content)
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(content)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
         layout.addLayout(choice)
         layout.addWidget(self.description)
         layout.addWidget(self.reference)
