@@ -21,6 +21,7 @@ import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from core.errors import MicroaggError
@@ -145,11 +146,12 @@ class RoleSpec:
             for column in self.quasi_identifiers:
                 if not pd.api.types.is_numeric_dtype(table[column]) or \
                         pd.api.types.is_bool_dtype(table[column]):
-                    example = _first_non_numeric(table[column])
+                    found = _first_non_numeric(table[column])
+                    where = (f" (data row {found[0]}: {found[1]!r})" if found is not None
+                             else "")
                     raise MicroaggError(
-                        f"Quasi-identifier '{column}' is not numeric"
-                        f"{f' (e.g. {example!r})' if example is not None else ''}. "
-                        "This method needs numeric quasi-identifiers: recode the column "
+                        f"Quasi-identifier '{column}' is not numeric{where}. This method "
+                        "needs numeric quasi-identifiers: correct or recode the column, "
                         "or give it another role."
                     )
 
@@ -160,6 +162,7 @@ def _short_list(names: list[str], limit: int = 12) -> str:
 
 
 def _first_non_numeric(series: pd.Series):
+    """(1-based data row, value) of the first value that is not a number, or None."""
     converted = pd.to_numeric(series, errors="coerce")
-    bad = series[converted.isna() & series.notna()]
-    return None if bad.empty else bad.iloc[0]
+    bad = np.flatnonzero((converted.isna() & series.notna()).to_numpy())
+    return None if bad.size == 0 else (int(bad[0]) + 1, series.iloc[bad[0]])

@@ -34,7 +34,7 @@ def test_no_quasi_identifier(table):
 
 
 def test_non_numeric_quasi_identifier_is_named(table):
-    with pytest.raises(MicroaggError, match="'town' is not numeric.*'x'"):
+    with pytest.raises(MicroaggError, match=r"'town' is not numeric \(data row 1: 'x'\)"):
         RoleSpec(quasi_identifiers=("age", "town")).validate(table)
     RoleSpec(quasi_identifiers=("age", "town")).validate(table, numeric_qi=False)
 
@@ -83,3 +83,15 @@ def test_standardize_uses_population_std(table):
     np.testing.assert_allclose(z.X.mean(axis=0), 0, atol=1e-12)
     np.testing.assert_allclose(z.X.std(axis=0, ddof=0), 1)
     assert z.std[0] == pytest.approx(np.sqrt(125.0))
+
+
+def test_a_stray_text_value_in_a_numeric_column_is_located(tmp_path):
+    from core import read_table
+
+    rows = "\n".join(f"{i},{20 + i % 50}" for i in range(100)).splitlines()
+    rows[56] = "56,unknown"  # data row 57
+    path = tmp_path / "ages.csv"
+    path.write_text("id,age\n" + "\n".join(rows) + "\n")
+    table = read_table(path)
+    with pytest.raises(MicroaggError, match=r"'age' is not numeric \(data row 57: 'unknown'\)"):
+        anonymize(table, RoleSpec(quasi_identifiers=("age",), identifiers=("id",)), k=3)
