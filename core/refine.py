@@ -216,10 +216,11 @@ class _Partition:
                 records = np.array(self.members[p])
                 points = self.X[records]
                 targets = self.index.nearest(records, exclude=p)
-                centroids = self.centroids()
+                # Only the centroids this step needs: all G of them per move would make
+                # a pass O(G²).
                 n_p, n_t = self.count[p], self.count[targets]
-                leave = n_p / (n_p - 1) * _sq(points - centroids[p])
-                join = n_t / (n_t + 1) * _sq(points - centroids[targets])
+                leave = n_p / (n_p - 1) * _sq(points - self.sums[p] / n_p)
+                join = n_t / (n_t + 1) * _sq(points - self.sums[targets] / n_t[:, None])
                 gains = join - leave
                 best = int(np.argmin(gains))
                 if not gains[best] < -self.tolerance:
