@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from core.api import AnonymizationResult
+from core.errors import MicroaggError
 from core.io import atomic_write, write_table
 from core.registry import get_method
 
@@ -97,7 +98,6 @@ def export_result(result: AnonymizationResult, path, *, source: str = "") -> Pat
     Refuses a result the verifier did not pass: a weaker table is never exported.
     """
     if not result.passed and get_method(result.method).guarantee != "none":
-        from core.errors import MicroaggError
         raise MicroaggError("This result did not pass verification; it cannot be exported.")
     return write_table(path, result.masked,
                        extra_sheets=[("summary", summary_frame(result, source=source))])
