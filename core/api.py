@@ -14,7 +14,8 @@ from core.errors import MicroaggError
 from core.metrics import Metrics, compute_metrics
 from core.pipeline import (parse_blocks, partition_blocks, recode_merged_strata,
                            resolve_blocks, strata_of)
-from core.prepare import Standardized, check_group_size, standardize
+from core.encoding import Encoding, encode
+from core.prepare import check_group_size
 from core.progress import TaskState
 from core.measures import Measures, measure
 from core.registry import Method, MethodInput, get_method
@@ -200,7 +201,7 @@ class RunPlan:
     parameters: dict[str, Any]
     blocks: tuple[tuple[str, ...], ...]
     k: int | None
-    standardized: Standardized
+    encoding: Encoding
     strata: list[np.ndarray]
 
 
@@ -218,7 +219,7 @@ def check_inputs(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
         raise MicroaggError("The table must be a pandas DataFrame.")
     if not isinstance(roles, RoleSpec):
         raise MicroaggError("The roles must be a RoleSpec.")
-    roles.validate(table, numeric_qi=spec.numeric_qi)
+    roles.validate(table)
     if spec.needs_confidential and not roles.confidential:
         raise MicroaggError(f"{spec.label} protects confidential attributes: mark at least "
                             "one column as confidential.")
@@ -237,9 +238,30 @@ def check_inputs(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     k = resolved.get("k")
     if k is not None and not spec.masks_values:  # Mic1D-k's k counts values; it checks
         check_group_size(len(table), k)
-    standardized = standardize(table, roles.quasi_identifiers)
-    strata = strata_of(table, roles, standardized.X, k, merge_small=merge_small_strata)
-    return RunPlan(spec, resolved, blocks, k, standardized, strata)
+    encoding = encode(table, roles)
+    _check_levels(spec, encoding)
+    if "base" in resolved:  # tc-merge runs its base method on the same attributes
+        _check_levels(get_method(resolved["base"]), encoding)
+    strata = strata_of(table, roles, encoding.X, k, merge_small=merge_small_strata)
+    return RunPlan(spec, resolved, blocks, k, encoding, strata)
+
+
+_WHY_LEVEL = {
+    "nominal": "a nominal attribute has no order to sort or rank by",
+    "ordinal": "it computes with the attribute's values, which an ordinal attribute lacks",
+}
+
+
+def _check_levels(spec: Method, encoding: Encoding) -> None:
+    """Refuse a quasi-identifier whose measurement level the method cannot handle."""
+    for a in encoding.attributes:
+        if a.level.value not in spec.qi_levels:
+            raise MicroaggError(
+                f"Quasi-identifier '{a.name}' is {a.level.value}, and {spec.label} takes "
+                f"{' or '.join(spec.qi_levels)} quasi-identifiers only "
+                f"({_WHY_LEVEL.get(a.level.value, 'see the method description')}). "
+                "Choose a multivariate method such as MDAV, or give the column another "
+                "role or level.")
 
 
 INTRUDER_PRESETS = ("all", "singles", "pairs", "random")
@@ -303,14 +325,14 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     spec, resolved, blocks, k = plan.method, plan.parameters, plan.blocks, plan.k
     state = state or TaskState()
     state.step(0.0, f"{spec.label}: preparing")
-    standardized, strata = plan.standardized, plan.strata
+    encoding, strata = plan.encoding, plan.strata
     if spec.masks_values:
-        values = np.asarray(spec.function(MethodInput(standardized.X, table, roles),
+        values = np.asarray(spec.function(MethodInput(encoding.X, table, roles),
                                           state=state.sub(0.0, 0.8), **resolved))
         _, classes = np.unique(values, axis=0, return_inverse=True)
         block_labels, details = classes.reshape(-1, 1).astype(np.int64), {}
     else:
-        block_labels, details = partition_blocks(spec, standardized.X, table, roles, blocks,
+        block_labels, details = partition_blocks(spec, encoding, table, roles, blocks,
                                                  strata, resolved, state.sub(0.0, 0.8))
     if (block_labels < 0).any():
         raise GuaranteeNotMet(f"{spec.label} left records without a group (internal error).")
@@ -323,14 +345,14 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
             masked[column] = pd.Series(values[:, j], index=table.index, name=column)
     else:
         masked = aggregate(table, block_labels, roles.quasi_identifiers,
-                           drop=roles.identifiers, blocks=blocks)
+                           drop=roles.identifiers, blocks=blocks, encoding=encoding)
     merges = recode_merged_strata(masked, roles, strata) if roles.strata else []
     qi = list(roles.quasi_identifiers)
-    block_columns = [[qi.index(c) for c in block] for block in blocks]
-    metrics = compute_metrics(standardized.X, block_labels, block_columns, masked, qi)
+    metrics = compute_metrics(encoding, block_labels, blocks, masked)
     if spec.masks_values:  # the masked values are not group means: SSE from the values
-        z = (values - standardized.mean) / standardized.std
-        within = float(((standardized.X - z) ** 2).sum())
+        mean = np.array([a.mean for a in encoding.attributes])
+        std = np.array([a.std for a in encoding.attributes])
+        within = float(((encoding.X - (values - mean) / std) ** 2).sum())
         metrics = replace(metrics, sse=within, il=100.0 * within / metrics.sst)
     state.check()
     noise = None
@@ -359,7 +381,7 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
                             f"{', '.join(INTRUDER_PRESETS)}.")
     if len(qi) == 1 and intruder in ("pairs",):
         intruder = "all"
-    measures = measure(table, masked, roles, known=known, scenarios=intruder,
+    measures = measure(table, masked, roles, known=known, scenarios=intruder, encoding=encoding,
                        scenario_size=max(1, (len(qi) + 1) // 2), seed=seed)
     # A per-attribute method promises nothing per attribute that matters to an intruder
     # who knows several of them: verify the whole table.

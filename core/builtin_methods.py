@@ -15,6 +15,7 @@ from core.vmdav import vmdav
 
 __all__: list[str] = []
 
+_ORDERED = ("numeric", "ordinal")  # methods that sort or rank by an attribute's values
 _REFINEMENT_PAPER = "Khomnotai, Lin, Peng & Santra (2018), Section 3.1 and Figure 1"
 
 
@@ -73,7 +74,7 @@ register(Method(
 register(Method(
     name="optimal-univariate", label="Optimal univariate",
     function=lambda data, *, state, k: optimal_univariate(data.X[:, 0], k=k, state=state),
-    parameters=(K,), scope="univariate",
+    parameters=(K,), scope="univariate", qi_levels=_ORDERED,
     description=(
         "Optimal microaggregation of one attribute: the groups of k to 2k-1 consecutive "
         "values with the least information loss (Hansen-Mukherjee shortest path)."),
@@ -82,7 +83,7 @@ register(Method(
 register(Method(
     name="individual-ranking", label="Individual ranking",
     function=lambda data, *, state, k: optimal_univariate(data.X[:, 0], k=k, state=state),
-    parameters=(K,), scope="per-attribute", guarantee="none",
+    parameters=(K,), scope="per-attribute", guarantee="none", qi_levels=_ORDERED,
     description=(
         "Optimal univariate microaggregation of each quasi-identifier on its own. Low "
         "information loss, but records are NOT k-anonymous: the verifier reports the "
@@ -101,7 +102,7 @@ register(Method(
 register(Method(
     name="zscores", label="Projection: sum of z-scores",
     function=lambda data, *, state, k: zscores(data.X, k=k, state=state),
-    parameters=(K, REFINE),
+    parameters=(K, REFINE), qi_levels=_ORDERED,
     description=(
         "Sort the records by the sum of their z-scores, then cut the order into groups "
         "of k to 2k-1 with the least multivariate information loss."),
@@ -179,6 +180,7 @@ register(Method(
         "It does NOT guarantee k-anonymity of records: the real anonymity k' is the "
         "figure that counts."),
     guarantee="none", masks_values=True, scope="whole-table", reference="Nin, Mic1D-k",
+    qi_levels=("numeric",),
 ))
 
 

@@ -3,13 +3,15 @@
 ::
 
     microagg anonymize INPUT -o OUTPUT --method mdav --k 5 --qi COL [COL ...]
+                       [--ordinal COL[=v1,v2,...] ...] [--nominal COL ...]
                        [--growth nn|nc] [--refine none|tfrp2|igd] [--gamma G]
                        [--confidential COL ...] [--identifier COL ...]
                        [--strata COL ... [--merge-small-strata]] [--blocks "A,B;C,D"]
                        [--sheet NAME] [--summary-json PATH] [--report PATH]
                        [--dp-epsilon E --confidential-bounds COL=LO:HI ... [--seed S]]
                        [--intruder all|singles|pairs|random] [--known "A,B;C,D"]
-    microagg verify ORIGINAL MASKED --qi COL ... --k 5 [--identifier COL ...]
+    microagg verify ORIGINAL MASKED --qi COL ... --k 5 [--ordinal ...] [--nominal ...]
+                    [--identifier COL ...]
                     [--confidential COL ... --t T]
     microagg measure ORIGINAL MASKED --qi COL ... [--confidential COL ...] [--known "A,B;C,D"]
                      [--summary-json PATH]
@@ -30,6 +32,7 @@ from pathlib import Path
 from core.api import anonymize
 from core.errors import Cancelled, MicroaggError
 from core.io import atomic_write, read_table
+from core.level_options import add_level_options, levels_from_args
 from core.measure_command import add_measure_command, run_measure
 from core.pipeline import parse_blocks
 from core.registry import Interval, Options, methods
@@ -88,7 +91,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     run.add_argument("-o", "--output", required=True, help="masked table, .csv or .xlsx")
     run.add_argument("--method", default="mdav", choices=[m.name for m in methods()])
     run.add_argument("--qi", nargs="+", required=True, metavar="COL",
-                     help="quasi-identifier columns")
+                     help="quasi-identifier columns (numeric, ordinal or nominal)")
+    add_level_options(run)
     run.add_argument("--confidential", nargs="+", default=[], metavar="COL")
     run.add_argument("--identifier", nargs="+", default=[], metavar="COL",
                      help="identifier columns (dropped from the output)")
@@ -120,6 +124,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     check.add_argument("original")
     check.add_argument("masked")
     check.add_argument("--qi", nargs="+", required=True, metavar="COL")
+    add_level_options(check)
     check.add_argument("--k", type=_typed(int, "--k"), required=True)
     check.add_argument("--confidential", nargs="+", default=[], metavar="COL",
                        help="with --t: also check t-closeness of these columns")
@@ -163,8 +168,10 @@ def _anonymize(args, parameter_names) -> int:
                 f"'{destination}' is the input file; choose another output name."
             )
     table = read_table(args.input, sheet=args.sheet)
+    levels, orders = levels_from_args(args)
     roles = RoleSpec(quasi_identifiers=tuple(args.qi), confidential=tuple(args.confidential),
-                     identifiers=tuple(args.identifier), strata=tuple(args.strata))
+                     identifiers=tuple(args.identifier), strata=tuple(args.strata),
+                     levels=levels, orders=orders)
     params = {name: getattr(args, name) for name in parameter_names
               if getattr(args, name) is not None}
     result = anonymize(table, roles, args.method, blocks=args.blocks,
@@ -203,8 +210,9 @@ def _verify(args) -> int:
     masked = read_table(args.masked, sheet=args.sheet)
     if args.k < 1:
         raise MicroaggError(f"--k must be at least 1, got {args.k}.")
+    levels, orders = levels_from_args(args)
     roles = RoleSpec(quasi_identifiers=tuple(args.qi), identifiers=tuple(args.identifier),
-                     strata=tuple(args.strata))
+                     strata=tuple(args.strata), levels=levels, orders=orders)
     roles.validate(original)
     blocks = parse_blocks(args.blocks) if args.blocks else None
     verification = verify_k_anonymity(original, masked, roles, args.k, blocks=blocks)

@@ -2,7 +2,8 @@
 
 ::
 
-    microagg measure ORIGINAL MASKED --qi COL [COL ...] [--confidential COL ...]
+    microagg measure ORIGINAL MASKED --qi COL [COL ...] [--ordinal ...] [--nominal ...]
+                     [--confidential COL ...]
                      [--known "A,B;C,D" | --scenarios all|singles|pairs|every|random
                       [--scenario-size S] [--n-scenarios N] [--seed SEED]]
                      [--interval PERCENT] [--sheet NAME] [--summary-json PATH]
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from core.errors import MicroaggError
 from core.io import atomic_write, read_table
+from core.level_options import add_level_options, levels_from_args
 from core.measures import SCENARIO_PRESETS, measure
 from core.roles import RoleSpec
 
@@ -37,6 +39,7 @@ def add_measure_command(subparsers) -> argparse.ArgumentParser:
     command.add_argument("masked", help="the masked table, same records in the same order")
     command.add_argument("--qi", nargs="+", required=True, metavar="COL",
                          help="quasi-identifier columns")
+    add_level_options(command)
     command.add_argument("--confidential", nargs="+", default=[], metavar="COL",
                          help="confidential columns (EMD per equivalence class)")
     command.add_argument("--known", metavar='"A,B;C,D"',
@@ -65,7 +68,9 @@ def run_measure(args: argparse.Namespace) -> int:
                                     "another name for the summary.")
     original = read_table(args.original, sheet=args.sheet)
     masked = read_table(args.masked, sheet=args.sheet)
-    roles = RoleSpec(quasi_identifiers=tuple(args.qi), confidential=tuple(args.confidential))
+    levels, orders = levels_from_args(args)
+    roles = RoleSpec(quasi_identifiers=tuple(args.qi), confidential=tuple(args.confidential),
+                     levels=levels, orders=orders)
     result = measure(original, masked, roles, known=args.known, scenarios=args.scenarios,
                      scenario_size=args.scenario_size, n_scenarios=args.n_scenarios,
                      seed=args.seed, interval=args.interval)

@@ -9,14 +9,18 @@ Vocabulary and exact definitions (n records, p quasi-identifiers):
 z-scores
     Every quasi-identifier of BOTH tables is z-scored with the ORIGINAL's mean and
     population standard deviation (``ddof=0``; a constant original column is divided by
-    1 instead of 0, as in :func:`core.verify.verify_k_anonymity`).
+    1 instead of 0, as in :func:`core.verify.verify_k_anonymity`). Ordinal and nominal
+    quasi-identifiers are measured by :mod:`core.encoding` (rank and 0/1 distances in
+    an embedding where the mixed record distance is Euclidean); "z-scores" below means
+    that embedding.
 k′ (real anonymity)
     ``n / number of distinct masked quasi-identifier tuples`` (Section 2.3). Each
     intruder scenario also has its own k′ on the attributes it knows (Table 4).
 SSE, SST, IL
     ``SSE = Σ_i Σ_j (z_ij − z′_ij)²``, ``SST = Σ_i Σ_j z_ij²`` (= n·p for non-constant
     columns), ``IL = 100·SSE/SST``. For a microaggregation, SSE is the within-group sum
-    of squares of :mod:`core.metrics`.
+    of squares of :mod:`core.metrics`. An ordinal or nominal attribute adds its squared
+    distance to SSE and n to SST.
 IL1 (the paper's "IL" of the score)
     ``IL1 = 100 · (MV(X, X′) + MV(V, V′) + MV(S, S′) + MAE(R, R′)) / 4`` on the raw
     quasi-identifiers, with V the covariance matrix (population), S its diagonal (the
@@ -24,7 +28,11 @@ IL1 (the paper's "IL" of the score)
     ``MV = mean over the entries of |a − a′| / max(|a|, |a′|)`` (a term is 0 where both
     are 0), ``MAE = mean over the entries of |a − a′|``. V and R are taken over their
     upper triangle including the diagonal (p(p+1)/2 entries). A column that is constant
-    has correlation 0 with every column, itself included. The four terms are the four
+    has correlation 0 with every column, itself included. Ordinal attributes enter as
+    their category ranks. A nominal attribute has no covariance: it enters the data term
+    only, as the fraction of records whose category changed (the entry-wise mean
+    variation of a 0/1 mismatch); with only nominal attributes the other three terms are
+    undefined and IL1 is 100 × the data term. The four terms are the four
     the paper lists; the mean variation of the means (X̄ − X̄′), which the paper
     defines but does not list, is reported as ``il1_components["means"]`` and not
     averaged in.
@@ -41,7 +49,9 @@ ID (interval disclosure)
     interval is ``[o_(max(0, ρ − w)), o_(min(n − 1, ρ + w))]`` with
     ``w = ceil(interval/100 · n)`` ranks (default ``interval = 1``: ±1% of the records
     in rank terms). ID is 100 × the fraction of (record, known attribute) pairs whose
-    original value lies in the interval of its masked value.
+    original value lies in the interval of its masked value. Ordinal attributes use
+    their category ranks; a nominal attribute has no interval, so its pair counts as
+    disclosed when the masked category equals the original one.
 DR and score
     Per scenario ``DR = 0.5·DLD + 0.5·ID``; the reported DLD, ID and DR are the means
     over the scenarios, and ``score = 0.5·IL1 + 0.5·DR`` (lower is better).
@@ -71,7 +81,8 @@ import pandas as pd
 from scipy.spatial import cKDTree
 
 from core.errors import MicroaggError
-from core.prepare import numeric_matrix
+from core.encoding import Encoding, encode
+from core.roles import Level
 from core.roles import RoleSpec
 from core.tcloseness import class_emds, tclose_attributes
 
@@ -190,7 +201,7 @@ class Measures:
 def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
             known=None, scenarios: str = "all", scenario_size: int | None = None,
             n_scenarios: int = 10, interval: float = 1.0, seed: int | None = 0,
-            kinds=None) -> Measures:
+            kinds=None, encoding: Encoding | None = None) -> Measures:
     """Compute every measure of Section 2.3 for ``masked`` against ``original``.
 
     Parameters
@@ -210,6 +221,9 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
         ID interval half-width in percent of the records, in rank terms (0 < interval ≤ 100).
     kinds : optional
         Distance kind per confidential column, as in :func:`core.tcloseness.tclose_attributes`.
+    encoding : Encoding, optional
+        ``original``'s quasi-identifiers measured (:func:`core.encoding.encode`); made
+        here when not given.
 
     Returns
     -------
@@ -252,28 +266,46 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
     scenario_sets = (parse_known(known, qi) if known is not None else
                      intruder_scenarios(qi, scenarios, size=scenario_size,
                                         count=n_scenarios, seed=seed))
-    raw = numeric_matrix(original, qi)
-    raw_masked = numeric_matrix(masked, qi)
-    mean = raw.mean(axis=0)
-    std = raw.std(axis=0)
-    std = np.where(std > 0, std, 1.0)
-    Z = (raw - mean) / std
-    Z_masked = (raw_masked - mean) / std
+    if encoding is None:
+        encoding = encode(original, roles, strict=False)
+    raw = encoding.values
+    raw_masked, unknown = encoding.values_of(masked)
+    for column, count in unknown.items():
+        raise MicroaggError(
+            f"Column '{column}' of the masked table has {count} value(s) that are not "
+            "categories of the original; measure a release of the same table.")
+    Z = encoding.X
+    Z_masked = encoding.embed(raw_masked)
+    nominal = np.array([a.level is Level.NOMINAL for a in encoding.attributes])
 
-    diff = Z - Z_masked
-    sse = float(np.einsum("ij,ij->", diff, diff))
-    sst = float(np.einsum("ij,ij->", Z, Z))
-    il1, components = information_loss_il1(raw, raw_masked)
+    if nominal.any():
+        sse = float(encoding.squared_distances(raw_masked).sum())
+        numeric = encoding.columns_of([a.name for a in encoding.attributes
+                                       if not a.categorical])
+        sst = float(np.einsum("ij,ij->", Z[:, numeric], Z[:, numeric])) + \
+            len(original) * sum(a.categorical for a in encoding.attributes)
+    else:
+        diff = Z - Z_masked
+        sse = float(np.einsum("ij,ij->", diff, diff))
+        sst = float(np.einsum("ij,ij->", Z, Z))
+    il1, components = _il1_mixed(raw, raw_masked, nominal)
 
     figures = []
     for subset in scenario_sets:
         columns = [qi.index(c) for c in subset]
+        ordered = [j for j in columns if not nominal[j]]
+        unordered = [j for j in columns if nominal[j]]
+        disclosed = interval_disclosure(raw[:, ordered], raw_masked[:, ordered],
+                                        interval=float(interval)) if ordered else 0.0
+        if unordered:
+            same = 100.0 * float((raw[:, unordered] == raw_masked[:, unordered]).mean())
+            disclosed = (disclosed * len(ordered) + same * len(unordered)) / len(columns)
+        embedded = encoding.columns_of(subset)
         figures.append(ScenarioFigures(
             known=tuple(subset),
             k_prime=real_anonymity(raw_masked[:, columns]),
-            dld=record_linkage(Z[:, columns], Z_masked[:, columns]),
-            id=interval_disclosure(raw[:, columns], raw_masked[:, columns],
-                                   interval=float(interval)),
+            dld=record_linkage(Z[:, embedded], Z_masked[:, embedded]),
+            id=disclosed,
         ))
     dld = float(np.mean([f.dld for f in figures]))
     idisc = float(np.mean([f.id for f in figures]))
@@ -298,6 +330,22 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
         class_emd=class_emd,
         max_emd={name: float(v.max()) for name, v in class_emd.items()},
     )
+
+
+def _il1_mixed(raw: np.ndarray, raw_masked: np.ndarray,
+               nominal: np.ndarray) -> tuple[float, dict]:
+    """IL1 with nominal attributes in the data term only (module notes)."""
+    if not nominal.any():
+        return information_loss_il1(raw, raw_masked)
+    changed = float((raw[:, nominal] != raw_masked[:, nominal]).mean())
+    share = float(nominal.mean())
+    if nominal.all():
+        return 100.0 * changed, {"data": changed, "covariances": 0.0, "variances": 0.0,
+                                 "correlations": 0.0, "means": 0.0}
+    _, components = information_loss_il1(raw[:, ~nominal], raw_masked[:, ~nominal])
+    components["data"] = (1.0 - share) * components["data"] + share * changed
+    terms = ("data", "covariances", "variances", "correlations")
+    return 100.0 * sum(components[t] for t in terms) / 4, components
 
 
 def real_anonymity(masked_values: np.ndarray) -> float:

@@ -2,7 +2,9 @@
 
 SSE is the within-group sum of squared Euclidean distances to the group centroid on the
 z-scored quasi-identifiers, SST the total sum of squares around the global mean (n·d
-after z-scoring), and IL = 100·SSE/SST (Khomnotai et al. 2018, Section 2).
+after z-scoring), and IL = 100·SSE/SST (Khomnotai et al. 2018, Section 2). Ordinal and
+nominal quasi-identifiers add the squared distance (:mod:`core.encoding`) between each
+original value and the released category to SSE, and n each to SST.
 Real anonymity k′ = n / number of distinct masked quasi-identifier tuples.
 """
 
@@ -15,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from core.aggregate import group_means
+from core.encoding import Encoding
 
 __all__ = ["Metrics", "sse", "sst", "k_prime", "compute_metrics"]
 
@@ -54,21 +57,31 @@ def k_prime(masked: pd.DataFrame, quasi_identifiers: Sequence[str]) -> float:
     return len(masked) / n_distinct if n_distinct else 0.0
 
 
-def compute_metrics(X: np.ndarray, block_labels: np.ndarray, block_columns, masked: pd.DataFrame,
-                    quasi_identifiers: Sequence[str]) -> Metrics:
-    """Metrics of a partition per attribute block.
+def compute_metrics(encoding: Encoding, block_labels: np.ndarray,
+                    blocks: Sequence[Sequence[str]], masked: pd.DataFrame) -> Metrics:
+    """Metrics of a partition per attribute block, on the released table ``masked``.
 
     ``block_labels`` (n_records × n_blocks) holds the group ids of each block and
-    ``block_columns`` the column indices of ``X`` in each block. SSE adds up over
-    blocks; group sizes are those of every block's groups.
+    ``blocks`` the quasi-identifiers of each block. SSE adds up over blocks and
+    attributes; group sizes are those of every block's groups.
     """
-    within = sum(sse(X[:, columns], block_labels[:, b])
-                 for b, columns in enumerate(block_columns))
+    X = encoding.X
+    numeric = [a.name for a in encoding.attributes if not a.categorical]
+    categorical = [a.name for a in encoding.attributes if a.categorical]
+    within = sum(sse(X[:, encoding.columns_of([c for c in block if c in numeric])],
+                     block_labels[:, b])
+                 for b, block in enumerate(blocks) if any(c in numeric for c in block))
+    if categorical:
+        released, _ = encoding.values_of(masked)
+        columns = [encoding.names.index(c) for c in categorical]
+        within += float(encoding.squared_distances(released)[:, columns].sum())
     sizes = np.concatenate([np.bincount(block_labels[:, b])
                             for b in range(block_labels.shape[1])])
     sizes = sizes[sizes > 0]
     values, counts = np.unique(sizes, return_counts=True)
-    total = sst(X)
+    total = (sst(X[:, encoding.columns_of(numeric)]) if len(numeric) < len(encoding.names)
+             else sst(X)) if numeric else 0.0
+    total += float(len(X) * len(categorical))
     return Metrics(
         n_records=len(X),
         n_groups=int(sizes.size),
@@ -78,6 +91,6 @@ def compute_metrics(X: np.ndarray, block_labels: np.ndarray, block_columns, mask
         min_group_size=int(sizes.min()),
         mean_group_size=float(sizes.mean()),
         max_group_size=int(sizes.max()),
-        k_prime=k_prime(masked, quasi_identifiers),
+        k_prime=k_prime(masked, encoding.names),
         group_size_counts={int(v): int(c) for v, c in zip(values, counts)},
     )

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from core.encoding import Encoding
 from core.errors import MicroaggError, SmallStratumError
 from core.progress import TaskState
 from core.refine import refine
@@ -133,15 +134,18 @@ def recode_merged_strata(masked: pd.DataFrame, roles: RoleSpec,
     return merges
 
 
-def partition_blocks(method: Method, X: np.ndarray, table: pd.DataFrame, roles: RoleSpec,
+def partition_blocks(method: Method, encoding: Encoding, table: pd.DataFrame, roles: RoleSpec,
                      blocks: Sequence[Sequence[str]], strata: Sequence[np.ndarray],
                      params: dict, state: TaskState) -> np.ndarray:
     """Run ``method`` (then its refinement) per block and per stratum.
 
+    Each block's columns of the embedding ``encoding.X`` are what the method sees (a
+    nominal quasi-identifier spans several columns; :mod:`core.encoding`).
+
     Returns the labels (n_records × n_blocks) and the details a method reported
     (cluster size, merges, swaps), added up over its calls.
     """
-    qi = list(roles.quasi_identifiers)
+    X = encoding.X
     details: dict = {}
     params = dict(params)
     refinement = params.pop("refine", "none")
@@ -149,7 +153,7 @@ def partition_blocks(method: Method, X: np.ndarray, table: pd.DataFrame, roles: 
     total = len(blocks) * len(X)
     done = 0
     for b, block in enumerate(blocks):
-        columns = [qi.index(c) for c in block]
+        columns = encoding.columns_of(block)
         offset = 0
         for rows in strata:
             share = len(rows) / total

@@ -124,7 +124,9 @@ class Method:
     A ``refine`` parameter, where declared, is applied by the engine after the function
     returns. With ``masks_values`` the function returns the masked quasi-identifier
     matrix itself (original units) instead of a partition; groups are then the
-    equivalence classes of its rows. The function may return an object with ``labels`` (and ``cluster_size``,
+    equivalence classes of its rows. ``qi_levels`` lists the measurement levels of
+    quasi-identifier it accepts (a method that needs an order refuses nominal ones; see
+    :mod:`core.encoding`). The function may return an object with ``labels`` (and ``cluster_size``,
     ``merges``, ``swaps``) instead of bare labels; those details reach the result.
     """
 
@@ -135,7 +137,7 @@ class Method:
     description: str
     family: str = "k-anonymity"
     guarantee: str = "k-anonymity"
-    numeric_qi: bool = True
+    qi_levels: tuple[str, ...] = ("numeric", "ordinal", "nominal")
     reference: str = ""
     scope: str = "multivariate"
     needs_confidential: bool = False

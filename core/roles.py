@@ -13,6 +13,13 @@ non-confidential
     Everything else. Kept as is.
 strata
     Optional grouping columns: records are only grouped with records of the same stratum.
+measurement level
+    How a quasi-identifier is compared and aggregated (:class:`Level`): ``numeric``
+    (numbers; z-scored, aggregated by the mean), ``ordinal`` (ordered categories, such as
+    education; rank distance, aggregated by the median category) or ``nominal``
+    (unordered categories, such as sex or region; 0/1 distance, aggregated by the mode).
+    A quasi-identifier without a declared level is numeric if its column holds numbers
+    and nominal otherwise. :mod:`core.encoding` defines the distances.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import pandas as pd
 
 from core.errors import MicroaggError
 
-__all__ = ["Role", "RoleSpec"]
+__all__ = ["Role", "Level", "RoleSpec"]
 
 
 class Role(str, enum.Enum):
@@ -34,6 +41,14 @@ class Role(str, enum.Enum):
     QUASI_IDENTIFIER = "quasi-identifier"
     CONFIDENTIAL = "confidential"
     NON_CONFIDENTIAL = "non-confidential"
+
+
+class Level(str, enum.Enum):
+    """Measurement level of a quasi-identifier."""
+
+    NUMERIC = "numeric"
+    ORDINAL = "ordinal"
+    NOMINAL = "nominal"
 
 
 @dataclass(frozen=True)
@@ -46,12 +61,22 @@ class RoleSpec:
         Column names. A column may appear in one list only.
     strata : tuple of str
         Stratum columns (any role but quasi-identifier; usually non-confidential).
+    levels : mapping of str to Level or str
+        Declared measurement level of quasi-identifiers; the others get their default
+        (numeric for a column of numbers, nominal otherwise). Stored as sorted pairs.
+    orders : mapping of str to sequence
+        The category order of an ordinal quasi-identifier, lowest first. Without one, an
+        ordinal column is ordered by its categorical dtype's categories (Stata value
+        labels), else by sorting its distinct values.
 
     Examples
     --------
     >>> spec = RoleSpec(quasi_identifiers=("age", "income"), identifiers=("name",))
     >>> spec.role_of("age")
     <Role.QUASI_IDENTIFIER: 'quasi-identifier'>
+    >>> RoleSpec(quasi_identifiers=("age", "grade"), levels={"grade": "ordinal"},
+    ...          orders={"grade": ("low", "mid", "high")}).order_of("grade")
+    ('low', 'mid', 'high')
     """
 
     quasi_identifiers: tuple[str, ...] = ()
@@ -59,6 +84,8 @@ class RoleSpec:
     identifiers: tuple[str, ...] = ()
     non_confidential: tuple[str, ...] = ()
     strata: tuple[str, ...] = field(default=())
+    levels: tuple[tuple[str, Level], ...] = field(default=())
+    orders: tuple[tuple[str, tuple], ...] = field(default=())
 
     def __post_init__(self):
         for name in ("quasi_identifiers", "confidential", "identifiers",
@@ -67,10 +94,43 @@ class RoleSpec:
             if isinstance(value, str):
                 value = (value,)
             object.__setattr__(self, name, tuple(str(v) for v in value))
+        levels = dict(self.levels.items() if isinstance(self.levels, Mapping)
+                      else self.levels)
+        checked = {}
+        for column, level in levels.items():
+            try:
+                checked[str(column)] = Level(level)
+            except ValueError:
+                allowed = ", ".join(lv.value for lv in Level)
+                raise MicroaggError(f"Column '{column}': unknown measurement level "
+                                    f"'{level}'. Use one of: {allowed}.") from None
+        orders = dict(self.orders.items() if isinstance(self.orders, Mapping)
+                      else self.orders)
+        for column, order in orders.items():
+            if checked.setdefault(str(column), Level.ORDINAL) is not Level.ORDINAL:
+                raise MicroaggError(f"Column '{column}' has a category order but is "
+                                    f"declared {checked[str(column)].value}; an order is "
+                                    "for ordinal columns only.")
+        object.__setattr__(self, "levels", tuple(sorted(checked.items())))
+        object.__setattr__(self, "orders", tuple(sorted(
+            (str(c), tuple(o)) for c, o in orders.items() if o is not None)))
+
+    def level_of(self, column: str) -> Level | None:
+        """The declared measurement level of ``column``, or None (the default applies)."""
+        return dict(self.levels).get(column)
+
+    def order_of(self, column: str) -> tuple | None:
+        """The declared category order of an ordinal column, lowest first, or None."""
+        return dict(self.orders).get(column)
 
     @classmethod
-    def from_mapping(cls, roles: Mapping[str, Role | str], strata: Iterable[str] = ()):
-        """Build from ``{column: role}``; roles may be :class:`Role` or their string value."""
+    def from_mapping(cls, roles: Mapping[str, Role | str], strata: Iterable[str] = (), *,
+                     levels: Mapping[str, Level | str] | None = None,
+                     orders: Mapping[str, tuple] | None = None):
+        """Build from ``{column: role}``; roles may be :class:`Role` or their string value.
+
+        ``levels`` and ``orders`` are kept for the quasi-identifiers only.
+        """
         lists: dict[Role, list[str]] = {role: [] for role in Role}
         for column, role in roles.items():
             try:
@@ -80,12 +140,15 @@ class RoleSpec:
                 raise MicroaggError(
                     f"Column '{column}': unknown role '{role}'. Use one of: {allowed}."
                 ) from None
+        qi = set(lists[Role.QUASI_IDENTIFIER])
         return cls(
             quasi_identifiers=tuple(lists[Role.QUASI_IDENTIFIER]),
             confidential=tuple(lists[Role.CONFIDENTIAL]),
             identifiers=tuple(lists[Role.IDENTIFIER]),
             non_confidential=tuple(lists[Role.NON_CONFIDENTIAL]),
             strata=tuple(strata),
+            levels={c: v for c, v in (levels or {}).items() if c in qi},
+            orders={c: v for c, v in (orders or {}).items() if c in qi},
         )
 
     def as_mapping(self) -> dict[str, Role]:
@@ -106,12 +169,13 @@ class RoleSpec:
     def role_of(self, column: str) -> Role:
         return self.as_mapping().get(column, Role.NON_CONFIDENTIAL)
 
-    def validate(self, table: pd.DataFrame, *, numeric_qi: bool = True) -> None:
+    def validate(self, table: pd.DataFrame, *, numeric_qi: bool = False) -> None:
         """Check the specification against ``table``; raise :class:`MicroaggError` if wrong.
 
         Checks: every named column exists; no column has two roles; at least one
-        quasi-identifier; with ``numeric_qi`` every quasi-identifier is numeric;
-        no stratum column is a quasi-identifier.
+        quasi-identifier; no stratum column is a quasi-identifier; measurement levels
+        name quasi-identifiers only; a quasi-identifier declared numeric holds numbers
+        (with ``numeric_qi``, so must every quasi-identifier without a declared level).
         """
         columns = [str(c) for c in table.columns]
         seen: dict[str, Role] = {}
@@ -142,23 +206,35 @@ class RoleSpec:
             raise MicroaggError(
                 "No quasi-identifier chosen. Mark at least one column as quasi-identifier."
             )
-        if numeric_qi:
-            for column in self.quasi_identifiers:
-                if not pd.api.types.is_numeric_dtype(table[column]) or \
-                        pd.api.types.is_bool_dtype(table[column]):
+        for column, level in self.levels:
+            if column not in self.quasi_identifiers:
+                raise MicroaggError(
+                    f"Column '{column}' is declared {level.value}, but it is not a "
+                    "quasi-identifier; measurement levels are for quasi-identifiers.")
+        for column in self.quasi_identifiers:
+            if self.level_of(column) is Level.NUMERIC or (
+                    numeric_qi and self.level_of(column) is None):
+                if not is_number_column(table[column]):
                     found = _first_non_numeric(table[column])
                     where = (f" (data row {found[0]}: {found[1]!r})" if found is not None
                              else "")
                     raise MicroaggError(
-                        f"Quasi-identifier '{column}' is not numeric{where}. This method "
-                        "needs numeric quasi-identifiers: correct or recode the column, "
-                        "or give it another role."
+                        f"Quasi-identifier '{column}' is not numeric{where}. Correct or "
+                        "recode the column, declare it ordinal or nominal, or give it "
+                        "another role."
                     )
 
 
 def _short_list(names: list[str], limit: int = 12) -> str:
     shown = ", ".join(f"'{n}'" for n in names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def is_number_column(series: pd.Series) -> bool:
+    """True for a column of numbers (booleans and categoricals are not)."""
+    return pd.api.types.is_numeric_dtype(series) and \
+        not pd.api.types.is_bool_dtype(series) and \
+        not isinstance(series.dtype, pd.CategoricalDtype)
 
 
 def _first_non_numeric(series: pd.Series):

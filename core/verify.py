@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import MicroaggError
-from core.prepare import numeric_matrix
+from core.encoding import encode
 from core.roles import RoleSpec
 
 __all__ = ["Verification", "verify_k_anonymity"]
@@ -66,9 +66,12 @@ def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: Role
     columns (an intruder who knows the stratum can tell strata apart). With ``blocks``
     (a sequence of column tuples) each block is checked on its own.
 
-    Also recomputes IL = 100·SSE/SST from the two tables alone (both z-scored with the
-    original's means and population standard deviations) and notes identifier columns
-    left in, and confidential or other columns that differ from the original.
+    Also recomputes IL = 100·SSE/SST from the two tables alone (numeric attributes
+    z-scored with the original's means and population standard deviations, ordinal and
+    nominal ones measured by :mod:`core.encoding`) and notes identifier columns left in,
+    confidential or other columns that differ from the original, and released categories
+    that the original does not have (which fails the check: a release may only hold
+    categories of the original domain).
     """
     qi = list(roles.quasi_identifiers)
     blocks = tuple(tuple(b) for b in blocks) if blocks else (tuple(qi),)
@@ -103,14 +106,17 @@ def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: Role
                             f"fewer than k = {k} records; the smallest has {smallest}.")
     whole = class_sizes(masked, qi + strata)
 
-    raw_original = numeric_matrix(original, qi)
-    raw_masked = numeric_matrix(masked, qi)
-    mean, std = raw_original.mean(axis=0), raw_original.std(axis=0)
-    std = np.where(std > 0, std, 1.0)
-    diff = (raw_original - raw_masked) / std
-    within = float(np.einsum("ij,ij->", diff, diff))
-    centred = (raw_original - mean) / std
-    total = float(np.einsum("ij,ij->", centred, centred))
+    encoding = encode(original, roles, strict=False)
+    released, unknown = encoding.values_of(masked)
+    for column, count in unknown.items():
+        notes.insert(0, f"Column '{column}' releases {count} value(s) that are not "
+                        "categories of the original.")
+    within = float(encoding.squared_distances(released).sum())
+    numeric = encoding.columns_of([a.name for a in encoding.attributes
+                                   if not a.categorical])
+    centred = encoding.X[:, numeric]
+    total = float(np.einsum("ij,ij->", centred, centred)) + \
+        len(original) * sum(a.categorical for a in encoding.attributes)
 
     smallest = min(smallest_by_block)
     return Verification(
@@ -119,7 +125,7 @@ def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: Role
         n_classes=int(whole.size),
         k_prime=len(masked) / whole.size,
         il=100.0 * within / total if total > 0 else 0.0,
-        passed=smallest >= k and not left_in,
+        passed=smallest >= k and not left_in and not unknown,
         notes=tuple(notes),
         blocks=blocks,
         smallest_by_block=tuple(smallest_by_block),

@@ -73,7 +73,7 @@ def test_methods_lists_the_registry(capsys):
     (["--k", 5, "--qi", "age", "salary"], "'salary'"),
     (["--k", 1, "--qi", *QI], "'k' parameter of mdav"),
     (["--k", "five", "--qi", *QI], "--k needs an integer"),
-    (["--k", 5, "--qi", "region"], "'region' is not numeric"),
+    (["--k", 5, "--qi", "region", "--method", "optimal-univariate"], "'region' is nominal"),
     (["--k", 601, "--qi", *QI], "fewer than k = 601"),
     (["--k", 5, "--qi", *QI, "--method", "magic"], "invalid choice"),
 ])

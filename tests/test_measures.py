@@ -211,7 +211,7 @@ def test_known_scenarios_override_the_preset():
 @pytest.mark.parametrize("change, message", [
     (lambda o, m: (o, m.iloc[:5]), "5 rows but the original has 6"),
     (lambda o, m: (o, m.drop(columns="b")), "Column 'b' is not in the masked table"),
-    (lambda o, m: (o.assign(a=["x"] * 6), m), "Column 'a' is not numeric"),
+    (lambda o, m: (o.assign(a=["x"] * 6), m), "not categories of the original"),
     (lambda o, m: (o, m.assign(a=np.nan)), "Column 'a' has 6 missing"),
 ])
 def test_bad_input(change, message):

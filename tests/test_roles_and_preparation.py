@@ -35,8 +35,11 @@ def test_no_quasi_identifier(table):
 
 def test_non_numeric_quasi_identifier_is_named(table):
     with pytest.raises(MicroaggError, match=r"'town' is not numeric \(data row 1: 'x'\)"):
-        RoleSpec(quasi_identifiers=("age", "town")).validate(table)
-    RoleSpec(quasi_identifiers=("age", "town")).validate(table, numeric_qi=False)
+        RoleSpec(quasi_identifiers=("age", "town")).validate(table, numeric_qi=True)
+    with pytest.raises(MicroaggError, match=r"'town' is not numeric \(data row 1: 'x'\)"):
+        RoleSpec(quasi_identifiers=("age", "town"), levels={"town": "numeric"}).validate(table)
+    # Without a declared level a text column is a nominal quasi-identifier.
+    RoleSpec(quasi_identifiers=("age", "town")).validate(table)
 
 
 def test_from_mapping_round_trip():
