@@ -63,6 +63,9 @@ class AnonymizationResult:
     guarantee : str
         What the method promises: ``"k-anonymity"`` (per block with several blocks) or
         ``"none"`` (the verifier's k' is the figure that counts).
+    levels : dict
+        Quasi-identifier → measurement level used (``"numeric"``, ``"ordinal"``,
+        ``"nominal"``); ``orders`` the category order of each ordinal one.
     """
 
     method: str
@@ -81,6 +84,8 @@ class AnonymizationResult:
     details: dict[str, int] = field(default_factory=dict)
     measures: Measures | None = None
     noise: DPResult | None = None
+    levels: dict[str, str] = field(default_factory=dict)
+    orders: dict[str, tuple] = field(default_factory=dict)
 
     @property
     def multiplicative(self) -> bool:
@@ -169,6 +174,8 @@ class AnonymizationResult:
             "n_records": m.n_records,
             "n_groups": m.n_groups,
             "quasi_identifiers": list(self.roles.quasi_identifiers),
+            "levels": dict(self.levels),
+            "ordinal_orders": {c: [str(v) for v in o] for c, o in self.orders.items()},
             "il": m.il,
             "sse": m.sse,
             "sst": m.sst,
@@ -418,4 +425,7 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
         tcloseness=closeness, details={key: value for key, value in details.items()
                                        if key != "buckets"},
         measures=measures, noise=noise,
+        levels={a.name: a.level.value for a in encoding.attributes},
+        orders={a.name: tuple(a.categories) for a in encoding.attributes
+                if a.level.value == "ordinal"},
     )

@@ -28,7 +28,12 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
     ]
     rows += [(f"Parameter {name}", value) for name, value in result.parameters.items()]
     rows += [
-        ("Quasi-identifiers", ", ".join(roles.quasi_identifiers)),
+        ("Quasi-identifiers", ", ".join(
+            f"{c} ({result.levels.get(c, 'numeric')})" for c in roles.quasi_identifiers)),
+    ]
+    rows += [(f"Order of ordinal '{c}' (lowest first)", " < ".join(map(str, order)))
+             for c, order in result.orders.items()]
+    rows += [
         ("Confidential", ", ".join(roles.confidential)),
         ("Identifiers (dropped)", ", ".join(roles.identifiers)),
         ("Strata", ", ".join(roles.strata)),
@@ -37,8 +42,8 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
         ("Records", m.n_records),
         ("Groups", m.n_groups),
         ("IL = 100·SSE/SST (%)", round(m.il, 6)),
-        ("SSE (z-scored)", m.sse),
-        ("SST (z-scored)", m.sst),
+        ("SSE (z-scored; mixed distance for categories)", m.sse),
+        ("SST (z-scored; n per attribute)", m.sst),
         ("Smallest group", m.min_group_size),
         ("Mean group size", round(m.mean_group_size, 4)),
         ("Largest group", m.max_group_size),
