@@ -8,16 +8,20 @@ Pure numpy/pandas; never imports Qt. Typical use::
     result.metrics.il, result.verification.passed
 """
 
-from core.api import AnonymizationResult, GuaranteeNotMet, anonymize, check_inputs
+from core.api import (AnonymizationResult, GuaranteeNotMet, RunPlan, anonymize,
+                      prepare_run, run)
 from core.errors import Cancelled, MicroaggError, SmallStratumError
 from core.io import read_table, write_table
 from core.progress import TaskState
 from core.registry import get_method, methods
-from core.roles import Role, RoleSpec
+from core.roles import Level, Role, RoleSpec
 from core.verify import Verification, verify_k_anonymity
 
+check_inputs = prepare_run  # the window's pre-check; it moves onto the worker
+
 __all__ = [
-    "AnonymizationResult", "GuaranteeNotMet", "anonymize", "check_inputs", "Cancelled",
+    "AnonymizationResult", "GuaranteeNotMet", "RunPlan", "anonymize", "prepare_run", "run",
+    "Cancelled", "Level",
     "MicroaggError", "SmallStratumError",
     "read_table", "write_table", "TaskState", "get_method", "methods", "Role", "RoleSpec",
     "Verification", "verify_k_anonymity",

@@ -58,7 +58,7 @@ import pandas as pd
 
 from core.errors import MicroaggError
 
-__all__ = ["parse_bounds", "dp_confidential", "stochastic_t", "stochastic_t_formula",
+__all__ = ["check_noise_inputs", "parse_bounds", "dp_confidential", "stochastic_t", "stochastic_t_formula",
            "DPResult", "add_laplace_noise"]
 
 _OUT_OF_BOUNDS = ("raise", "clip")
@@ -337,7 +337,39 @@ def add_laplace_noise(masked: pd.DataFrame, bounds: Mapping[str, tuple[float, fl
 
 # --- Helpers --------------------------------------------------------------------------
 
-def _noise_column(values, *, epsilon, lower, upper, rng, name, out_of_bounds):
+def check_noise_inputs(table: pd.DataFrame, bounds, *, epsilon,
+                       confidential: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """Every check :func:`add_laplace_noise` makes, on the original table, before a run.
+
+    ``bounds`` is a mapping or the ``"COL=LO:HI,..."`` text; returns it as a mapping.
+    Raises :class:`MicroaggError` naming the column at fault.
+    """
+    if bounds is None:
+        raise MicroaggError("Give the bounds of every confidential column (e.g. "
+                            "'income=0:200000'); they are never taken from the data.")
+    bounds = parse_bounds(bounds) if isinstance(bounds, (str, list, tuple)) else dict(bounds)
+    _check_epsilon(epsilon)
+    if not confidential:
+        raise MicroaggError("Differential privacy protects confidential attributes: mark "
+                            "at least one column as confidential.")
+    for column in bounds:
+        if column not in confidential:
+            raise MicroaggError(f"Bounds are given for '{column}', which is not a "
+                                "confidential column.")
+    for column in confidential:
+        if column not in bounds:
+            raise MicroaggError(
+                f"Confidential column '{column}' has no bounds. Give "
+                f"--confidential-bounds {column}=LO:HI: the bounds are never taken from the "
+                "data.")
+        low, high = bounds[column]
+        _noise_column(table[column], epsilon=epsilon, lower=low, upper=high,
+                      rng=np.random.default_rng(0), name=column, out_of_bounds="raise",
+                      draw=False)
+    return bounds
+
+
+def _noise_column(values, *, epsilon, lower, upper, rng, name, out_of_bounds, draw=True):
     _check_epsilon(epsilon)
     _check_bounds(name, lower, upper)
     if out_of_bounds not in _OUT_OF_BOUNDS:
@@ -360,6 +392,8 @@ def _noise_column(values, *, epsilon, lower, upper, rng, name, out_of_bounds):
             f"Confidential column '{name}' has {int(outside.sum())} value(s) outside its "
             f"bounds [{lower:g}, {upper:g}] (first at data row {first + 1}: "
             f"{array[first]:g}). Widen the bounds; they must hold every possible value.")
+    if not draw:
+        return array, int(outside.sum())
     array = np.clip(array, lower, upper)
     noise = rng.laplace(0.0, (float(upper) - float(lower)) / float(epsilon), len(array))
     return array + noise, int(outside.sum())

@@ -17,9 +17,8 @@ import numpy as np
 import pandas as pd
 
 from core.aggregate import group_means
-from core.encoding import Encoding
 
-__all__ = ["Metrics", "sse", "sst", "k_prime", "compute_metrics"]
+__all__ = ["Metrics", "sse", "sst", "k_prime", "partition_metrics"]
 
 
 @dataclass(frozen=True)
@@ -57,40 +56,27 @@ def k_prime(masked: pd.DataFrame, quasi_identifiers: Sequence[str]) -> float:
     return len(masked) / n_distinct if n_distinct else 0.0
 
 
-def compute_metrics(encoding: Encoding, block_labels: np.ndarray,
-                    blocks: Sequence[Sequence[str]], masked: pd.DataFrame) -> Metrics:
-    """Metrics of a partition per attribute block, on the released table ``masked``.
+def partition_metrics(block_labels: np.ndarray, measures) -> Metrics:
+    """Group sizes of a partition, with k', SSE, SST and IL of the released table.
 
-    ``block_labels`` (n_records × n_blocks) holds the group ids of each block and
-    ``blocks`` the quasi-identifiers of each block. SSE adds up over blocks and
-    attributes; group sizes are those of every block's groups.
+    ``block_labels`` (n_records × n_blocks) holds the group ids of each block; group
+    sizes are those of every block's groups. The information-loss figures are those
+    ``measures`` (:class:`core.measures.Measures`) computed on the released table, so
+    each is computed once (:mod:`core.encoding` defines SSE for mixed attributes).
     """
-    X = encoding.X
-    numeric = [a.name for a in encoding.attributes if not a.categorical]
-    categorical = [a.name for a in encoding.attributes if a.categorical]
-    within = sum(sse(X[:, encoding.columns_of([c for c in block if c in numeric])],
-                     block_labels[:, b])
-                 for b, block in enumerate(blocks) if any(c in numeric for c in block))
-    if categorical:
-        released, _ = encoding.values_of(masked)
-        columns = [encoding.names.index(c) for c in categorical]
-        within += float(encoding.squared_distances(released)[:, columns].sum())
     sizes = np.concatenate([np.bincount(block_labels[:, b])
                             for b in range(block_labels.shape[1])])
     sizes = sizes[sizes > 0]
     values, counts = np.unique(sizes, return_counts=True)
-    total = (sst(X[:, encoding.columns_of(numeric)]) if len(numeric) < len(encoding.names)
-             else sst(X)) if numeric else 0.0
-    total += float(len(X) * len(categorical))
     return Metrics(
-        n_records=len(X),
+        n_records=int(block_labels.shape[0]),
         n_groups=int(sizes.size),
-        sse=within,
-        sst=total,
-        il=100.0 * within / total if total > 0 else 0.0,
+        sse=measures.sse,
+        sst=measures.sst,
+        il=measures.il,
         min_group_size=int(sizes.min()),
         mean_group_size=float(sizes.mean()),
         max_group_size=int(sizes.max()),
-        k_prime=k_prime(masked, encoding.names),
+        k_prime=measures.k_prime,
         group_size_counts={int(v): int(c) for v, c in zip(values, counts)},
     )

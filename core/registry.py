@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import MicroaggError
+from core.guarantees import K_ANONYMITY, Guarantee, guarantee_named
 from core.roles import RoleSpec
 
 __all__ = [
@@ -136,12 +137,16 @@ class Method:
     parameters: tuple[Parameter, ...]
     description: str
     family: str = "k-anonymity"
-    guarantee: str = "k-anonymity"
+    guarantee: Guarantee = K_ANONYMITY
     qi_levels: tuple[str, ...] = ("numeric", "ordinal", "nominal")
     reference: str = ""
     scope: str = "multivariate"
     needs_confidential: bool = False
     masks_values: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.guarantee, Guarantee):
+            object.__setattr__(self, "guarantee", guarantee_named(self.guarantee))
 
     def resolve(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """Check ``params`` against the declared parameters; fill in defaults."""
