@@ -89,9 +89,16 @@ def strata_of(table: pd.DataFrame, roles: RoleSpec, X: np.ndarray, k: int | None
     """
     if not roles.strata:
         return [np.arange(len(table))]
-    keys = table[list(roles.strata)].astype(str).agg(" / ".join, axis=1)
-    codes, names = pd.factorize(keys, sort=True)
-    groups = {name: np.flatnonzero(codes == i) for i, name in enumerate(names)}
+    columns = list(roles.strata)
+    grouped = table.groupby(columns, sort=True, dropna=False, observed=True)
+    codes = grouped.ngroup().to_numpy()
+    keys = list(grouped.groups.keys()) if len(columns) > 1 else \
+        [(key,) for key in grouped.groups.keys()]
+    names = [" / ".join(str(v) for v in key) for key in keys]
+    # One stable sort gives every stratum's rows, in table order, at once.
+    order = np.argsort(codes, kind="stable")
+    bounds = np.cumsum(np.bincount(codes, minlength=len(names)))[:-1]
+    groups = dict(zip(names, np.split(order, bounds)))
     if k is None:
         return list(groups.values())
     while True:
