@@ -9,20 +9,30 @@ Vocabulary
 column kind
     ``"numeric"`` (numbers, usable as a quasi-identifier by numeric methods),
     ``"date"`` or ``"text"`` (everything else, booleans included).
+measurement level
+    How a quasi-identifier is compared and released (:class:`core.roles.Level`):
+    numeric, ordinal (ordered categories) or nominal (unordered categories). Every column
+    holds one, numeric for a column of numbers and nominal otherwise until the user
+    changes it; only the quasi-identifiers' levels reach the :class:`~core.RoleSpec`.
+category order
+    The categories of an ordinal column, lowest first. Preset to a categorical column's
+    categories (Stata value labels), else to the column's sorted distinct values.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from core import Role, RoleSpec
 from core.registry import get_method, methods
+from core.roles import Level, is_number_column
 
 __all__ = [
     "STRATUM", "ColumnInfo", "describe_column", "default_role", "SAMPLE_ROLES", "RoleState",
@@ -129,14 +139,29 @@ def default_role(name: str) -> Role:
 
 
 class RoleState:
-    """The columns of a table and the role chosen for each.
+    """The columns of a table, the role chosen for each, and each column's level.
 
     Parameters
     ----------
     table : DataFrame
-        Only read, once, to describe its columns.
+        Never modified. Described once; kept (not copied) to list a column's categories
+        when they are first needed, so a numeric column is never scanned for distinct
+        values unless it is made ordinal.
     roles : mapping of str to Role or str, optional
         Roles to preset; columns not named get :func:`default_role`.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"age": [20, 30, 40], "grade": ["mid", "low", "high"]})
+    >>> state = RoleState(t, {"age": "quasi-identifier", "grade": "quasi-identifier"})
+    >>> state.level("grade").value
+    'nominal'
+    >>> state.set_level("grade", "ordinal")
+    >>> state.order("grade")
+    ('high', 'low', 'mid')
+    >>> state.set_order("grade", ["low", "mid", "high"])
+    >>> state.roles().order_of("grade")
+    ('low', 'mid', 'high')
     """
 
     def __init__(self, table: pd.DataFrame | None = None,
@@ -144,9 +169,22 @@ class RoleState:
         self.columns: list[ColumnInfo] = []
         self._roles: dict[str, Role] = {}
         self.strata: list[str] = []
+        self._table = table
+        self._numbers: dict[str, bool] = {}
+        self._levels: dict[str, Level] = {}
+        self._orders: dict[str, tuple] = {}
+        self._counts: dict[str, pd.Series] = {}
+        self._categories: dict[str, tuple] = {}
+        self._warnings: dict[str, str | None] = {}
+        self._positions: dict[str, int] = {}
         if table is not None:
             self.columns = [describe_column(name, table[name]) for name in table.columns]
             self._roles = {c.name: default_role(c.name) for c in self.columns}
+            for position, (info, name) in enumerate(zip(self.columns, table.columns)):
+                self._positions[info.name] = position
+                self._numbers[info.name] = is_number_column(table[name])
+                self._levels[info.name] = (Level.NUMERIC if self._numbers[info.name]
+                                           else Level.NOMINAL)
             for column, role in (roles or {}).items():
                 if column in self._roles:
                     self.set_choice(column, role.value if isinstance(role, Role) else role)
@@ -162,8 +200,7 @@ class RoleState:
     def set_choice(self, column: str, choice: str) -> None:
         """Set a role by its value, or make ``column`` a stratum with :data:`STRATUM`."""
         if choice == STRATUM:
-            if column not in self._roles:
-                raise KeyError(f"Column '{column}' is not in the table.")
+            self._check_column(column)
             self._roles[column] = Role.NON_CONFIDENTIAL
             if column not in self.strata:
                 self.strata.append(column)
@@ -180,17 +217,190 @@ class RoleState:
         ValueError
             ``role`` is not a role.
         """
-        if column not in self._roles:
-            raise KeyError(f"Column '{column}' is not in the table.")
+        self._check_column(column)
         self._roles[column] = Role(role)
         if column in self.strata:
             self.strata.remove(column)
 
+    # -- measurement levels --------------------------------------------------------------
+
+    def level(self, column: str) -> Level:
+        """The measurement level of ``column`` (used when it is a quasi-identifier)."""
+        self._check_column(column)
+        return self._levels[column]
+
+    def level_choices(self, column: str) -> tuple[Level, ...]:
+        """The levels ``column`` can have: numeric only for a column of numbers."""
+        self._check_column(column)
+        if self._numbers[column]:
+            return (Level.NUMERIC, Level.ORDINAL, Level.NOMINAL)
+        return (Level.ORDINAL, Level.NOMINAL)
+
+    def set_level(self, column: str, level: Level | str) -> None:
+        """Declare the measurement level of ``column``.
+
+        A category order given before is kept for when the column is ordinal again.
+
+        Raises
+        ------
+        KeyError
+            ``column`` is not in the table.
+        ValueError
+            ``level`` is not a level, or numeric for a column that does not hold numbers.
+        """
+        self._check_column(column)
+        try:
+            level = Level(level)
+        except ValueError:
+            allowed = ", ".join(lv.value for lv in Level)
+            raise ValueError(f"Column '{column}': unknown measurement level '{level}'. "
+                             f"Use one of: {allowed}.") from None
+        if level is Level.NUMERIC and not self._numbers[column]:
+            raise ValueError(f"Column '{column}' does not hold numbers, so it cannot be "
+                             "numeric. Declare it ordinal (ordered categories) or nominal "
+                             "(unordered categories).")
+        self._levels[column] = level
+
+    def categories(self, column: str) -> tuple:
+        """The preset category order of ``column``, lowest first.
+
+        A categorical column's categories (unused ones included, as the engine orders
+        them); otherwise the distinct values without missing values, sorted (by their
+        text when they do not compare). Computed on first use, then kept.
+        """
+        self._check_column(column)
+        if column not in self._categories:
+            series = self._series(column)
+            if isinstance(series.dtype, pd.CategoricalDtype):
+                found = tuple(_plain(v) for v in series.cat.categories)
+            else:
+                distinct = [_plain(v) for v in self._value_counts(column).index]
+                try:
+                    found = tuple(sorted(distinct))
+                except TypeError:
+                    found = tuple(sorted(distinct, key=str))
+            self._categories[column] = found
+        return self._categories[column]
+
+    def order(self, column: str) -> tuple | None:
+        """The category order of an ordinal column, lowest first; None if not ordinal."""
+        if self.level(column) is not Level.ORDINAL:
+            return None
+        return self._orders.get(column) or self.categories(column)
+
+    def set_order(self, column: str, values: Iterable) -> None:
+        """Give the ordinal column ``column`` a category order, lowest first.
+
+        ``values`` must name every category of the column once (see :meth:`categories`);
+        a value matches a category by its text, so ``"3"`` names the number 3.
+
+        Raises
+        ------
+        KeyError
+            ``column`` is not in the table.
+        ValueError
+            ``column`` is not ordinal, or ``values`` is not a permutation of its categories.
+        """
+        if self.level(column) is not Level.ORDINAL:
+            raise ValueError(f"Column '{column}' is {self._levels[column].value}; declare "
+                             "it ordinal before giving it a category order.")
+        values = list(values)
+        by_text = {_text(v): v for v in self.categories(column)}
+        seen: set[str] = set()
+        order = []
+        for value in values:
+            text = _text(value)
+            if text in seen:
+                raise ValueError(f"The order for '{column}' lists '{text}' twice; name "
+                                 "every category once.")
+            if text not in by_text:
+                raise ValueError(f"The order for '{column}' lists '{text}', which is not a "
+                                 f"category of the column. Its categories are: "
+                                 f"{_short(list(by_text))}.")
+            seen.add(text)
+            order.append(by_text[text])
+        left_out = [text for text in by_text if text not in seen]
+        if left_out:
+            raise ValueError(f"The order for '{column}' leaves out {_short(left_out)}; "
+                             "name every category of the column once.")
+        self._orders[column] = tuple(order)
+
+    def level_warning(self, column: str) -> str | None:
+        """A warning when a text column holds mostly (or only) numbers, else None.
+
+        The engine refuses such a quasi-identifier when no level is declared (a stray
+        ``"unknown"`` in an income column must not silently make it nominal); the role
+        editor declares a level for every quasi-identifier, so it warns instead.
+        """
+        self._check_column(column)
+        if column not in self._warnings:
+            self._warnings[column] = self._find_warning(column)
+        return self._warnings[column]
+
+    def _find_warning(self, column: str) -> str | None:
+        series = self._series(column)
+        if self._numbers[column] or isinstance(series.dtype, pd.CategoricalDtype) or \
+                pd.api.types.is_bool_dtype(series):
+            return None
+        counts = self._value_counts(column)
+        if counts.empty:
+            return None
+        as_number = pd.to_numeric(pd.Series(counts.index, dtype=object), errors="coerce")
+        numbers = as_number.notna().to_numpy()
+        if counts.to_numpy()[numbers].sum() * 2 <= counts.sum():
+            return None
+        if numbers.all():
+            return (f"Every value of '{column}' is a number stored as text, so it is "
+                    "treated as categories: right for codes such as postal codes; convert "
+                    "the column to numbers if it measures a quantity.")
+        first = counts.index[int(np.flatnonzero(~numbers)[0])]
+        return (f"Most values of '{column}' are numbers, but some are not (such as "
+                f"{first!r}), so it is treated as categories. Correct or recode those "
+                "values if the column is numeric.")
+
     def roles(self) -> RoleSpec:
-        """The role specification, columns in table order; stratum columns as strata."""
+        """The role specification, columns in table order; stratum columns as strata.
+
+        Every quasi-identifier's level is declared (what the editor shows is what runs),
+        and every ordinal quasi-identifier's order.
+        """
         order = [c.name for c in self.columns]
-        return RoleSpec.from_mapping({name: self._roles[name] for name in order},
-                                     strata=[c for c in order if c in self.strata])
+        qi = [name for name in order if self._roles[name] is Role.QUASI_IDENTIFIER]
+        return RoleSpec.from_mapping(
+            {name: self._roles[name] for name in order},
+            strata=[c for c in order if c in self.strata],
+            levels={c: self._levels[c] for c in qi},
+            orders={c: self.order(c) for c in qi if self._levels[c] is Level.ORDINAL})
+
+    def _check_column(self, column: str) -> None:
+        if column not in self._roles:
+            raise KeyError(f"Column '{column}' is not in the table.")
+
+    def _series(self, column: str) -> pd.Series:
+        return self._table.iloc[:, self._positions[column]]
+
+    def _value_counts(self, column: str) -> pd.Series:
+        if column not in self._counts:
+            self._counts[column] = self._series(column).value_counts(dropna=True,
+                                                                     sort=False)
+        return self._counts[column]
+
+
+def _plain(value):
+    """A numpy scalar as the Python scalar it holds (so orders read as plain values)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _text(value) -> str:
+    """How a category is matched: its text, with 3.0 written as 3 (as the engine does)."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _short(texts: list[str], limit: int = 8) -> str:
+    shown = ", ".join(f"'{t}'" for t in texts[:limit])
+    return shown + (f" and {len(texts) - limit} more" if len(texts) > limit else "")
 
 
 class MethodState:
