@@ -1,4 +1,9 @@
-"""The built-in methods, registered once at import. One entry per method."""
+"""The built-in methods: one entry per method, in the order the CLI and GUI list them.
+
+Nothing is registered at import: :data:`BUILTIN_METHODS` is a plain tuple that
+:func:`core.registry.load_builtin_methods` publishes. Which methods can be a tc-merge
+base follows from their declared guarantee and scope (:func:`merge_bases`).
+"""
 
 from __future__ import annotations
 
@@ -7,13 +12,29 @@ from core.gsms import gsms
 from core.mic1d import masked_values
 from core.heuristics import fixed_size
 from core.projection import pcp, zscores
-from core.registry import (GROWTH, K, REFINE, T, Interval, Method, Options, Parameter,
-                           get_method, register)
+from core.contract import GROWTH, K, REFINE, T, Interval, Method, Options, Parameter
+from core.guarantees import K_ANONYMITY
 from core.tclose_methods import tc_kfirst, tc_merge, tc_tfirst
 from core.univariate import optimal_univariate
 from core.vmdav import vmdav
 
-__all__: list[str] = []
+__all__ = ["BUILTIN_METHODS", "DEFAULT_METHOD", "merge_bases"]
+
+DEFAULT_METHOD = "mdav"
+"""The method the GUI and the CLI start from."""
+
+_ENTRIES: list[Method] = []
+
+
+def register(method: Method) -> Method:
+    _ENTRIES.append(method)
+    return method
+
+
+def merge_bases(entries) -> tuple[str, ...]:
+    """Methods whose groups tc-merge can merge: k-anonymous partitions of whole records."""
+    return tuple(m.name for m in entries
+                 if m.guarantee == K_ANONYMITY and m.scope == "multivariate")
 
 _ORDERED = ("numeric", "ordinal")  # methods that sort or rank by an attribute's values
 _REFINEMENT_PAPER = "Khomnotai, Lin, Peng & Santra (2018), Section 3.1 and Figure 1"
@@ -112,7 +133,7 @@ register(Method(
 
 # t-closeness through microaggregation -------------------------------------------------
 _TCLOSE_PAPER = "Soria-Comas, Domingo-Ferrer, Sánchez & Martínez (2015)"
-_BASES = ("mdav", "cbfs", "tfrp", "gsms", "vmdav", "pcp", "zscores")
+_BASES = merge_bases(_ENTRIES)
 
 
 def _confidential(data):
@@ -120,7 +141,7 @@ def _confidential(data):
 
 
 def _tc_merge(data, *, state, k, t, base):
-    spec = get_method(base)
+    spec = next(m for m in _ENTRIES if m.name == base)
     defaults = {p.name: p.default for p in spec.parameters if p.name != "refine"}
     defaults["k"] = k
     base_labels = spec.function(data, state=state.sub(0.0, 0.5), **defaults)
@@ -186,7 +207,7 @@ register(Method(
 
 # t-closeness by bucketization, multiplicative distance ---------------------------------
 T_MULTIPLICATIVE = Parameter(
-    "t", Interval(float, 1.0001, 1000.0), 1.5,
+    "t", Interval(float, 1.0, 1000.0, low_open=True), 1.5,
     label="t (multiplicative level > 1, NOT an EMD bound)",
     help="In every class each bucket of the confidential attribute is at most t times and "
          "at least 1/t times as frequent as in the whole table (Definition 4). E.g. 1.5. "
@@ -206,3 +227,5 @@ register(Method(
     needs_confidential=True,
     reference="Domingo-Ferrer & Soria-Comas (2015), Section 6 and Definition 4",
 ))
+
+BUILTIN_METHODS: tuple[Method, ...] = tuple(_ENTRIES)

@@ -224,11 +224,12 @@ def resolve_level(table: pd.DataFrame, roles: RoleSpec, column: str) -> Level:
     if not isinstance(series.dtype, pd.CategoricalDtype) and \
             not pd.api.types.is_bool_dtype(series):
         # A column of numbers with a stray text value ("unknown") must not silently
-        # become a nominal attribute of a hundred categories.
+        # become a nominal attribute of a hundred categories. Text that is all numbers
+        # (postal codes kept as "01234") is a deliberate choice of categories: nominal.
         present = series.dropna()
         as_number = pd.to_numeric(present, errors="coerce")
-        if len(present) and as_number.notna().mean() > 0.5:
-            bad = np.flatnonzero(as_number.isna().to_numpy())
+        bad = np.flatnonzero(as_number.isna().to_numpy())
+        if len(present) and bad.size and as_number.notna().mean() > 0.5:
             row = int(np.flatnonzero(series.notna().to_numpy())[bad[0]]) + 1
             raise MicroaggError(
                 f"Quasi-identifier '{column}' is not numeric (data row {row}: "
@@ -346,14 +347,15 @@ def group_aggregate_codes(codes: np.ndarray, labels: np.ndarray, level: Level,
 
     ordinal
         The median category. When a group has an even size and its two middle
-        categories differ, every category between them is a median; the one nearest
-        the group's mean rank is released (ties to the lower), which also gives the
-        smallest squared rank distance among the medians.
+        categories differ, both are medians; the one nearer the group's mean rank is
+        released (ties to the lower), the one with the smaller squared rank distance.
+        A category between them that no member has is never released: a released
+        category is always one that a record of the group holds.
     nominal
         The mode, the category minimising the within-group 0/1 distance; ties go to
         the category that comes first in sorted order.
 
-    A released code is always one of the attribute's categories. Groups without
+    A released code is always the code of a member of the group. Groups without
     records (label values not used) get −1.
 
     Examples
@@ -361,7 +363,7 @@ def group_aggregate_codes(codes: np.ndarray, labels: np.ndarray, level: Level,
     >>> labels = np.array([0, 0, 0, 0, 1, 1, 1])
     >>> codes = np.array([0, 1, 3, 3, 2, 2, 0])
     >>> group_aggregate_codes(codes, labels, Level.ORDINAL, 4).tolist()
-    [2, 2]
+    [1, 2]
     >>> group_aggregate_codes(codes, labels, Level.NOMINAL, 4).tolist()
     [3, 2]
     """
@@ -377,7 +379,7 @@ def group_aggregate_codes(codes: np.ndarray, labels: np.ndarray, level: Level,
         low = ordered[(starts + (counts - 1) // 2)[used]]
         high = ordered[(starts + counts // 2)[used]]
         mean = np.bincount(labels, weights=codes)[used] / counts[used]
-        out[used] = np.clip(np.ceil(mean - 0.5), low, high).astype(np.int64)
+        out[used] = np.where(high - mean < mean - low, high, low)
         return out
     key = labels * n_categories + codes
     distinct, frequency = np.unique(key, return_counts=True)

@@ -92,8 +92,7 @@ def strata_of(table: pd.DataFrame, roles: RoleSpec, X: np.ndarray, k: int | None
     columns = list(roles.strata)
     grouped = table.groupby(columns, sort=True, dropna=False, observed=True)
     codes = grouped.ngroup().to_numpy()
-    keys = list(grouped.groups.keys()) if len(columns) > 1 else \
-        [(key,) for key in grouped.groups.keys()]
+    keys = [key if isinstance(key, tuple) else (key,) for key in grouped.size().index]
     names = [" / ".join(str(v) for v in key) for key in keys]
     # One stable sort gives every stratum's rows, in table order, at once.
     order = np.argsort(codes, kind="stable")

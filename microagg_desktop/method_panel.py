@@ -46,8 +46,13 @@ def parameter_widget(parameter: Parameter, parent: QWidget | None = None) -> QWi
     elif isinstance(constraint, Interval):
         widget = QDoubleSpinBox(parent)
         widget.setDecimals(4)
-        widget.setRange(constraint.low if constraint.low is not None else -_FLOAT_LIMIT,
-                        constraint.high if constraint.high is not None else _FLOAT_LIMIT)
+        # An open end is excluded: the spin box stops one displayed step inside it.
+        inside = 10.0 ** -widget.decimals()
+        low = -_FLOAT_LIMIT if constraint.low is None else \
+            constraint.low + (inside if constraint.low_open else 0.0)
+        high = _FLOAT_LIMIT if constraint.high is None else \
+            constraint.high - (inside if constraint.high_open else 0.0)
+        widget.setRange(low, high)
         widget.setSingleStep(_float_step(constraint))
         widget.setValue(float(parameter.default))
     else:

@@ -172,6 +172,7 @@ class RoleState:
         self._table = table
         self._numbers: dict[str, bool] = {}
         self._levels: dict[str, Level] = {}
+        self._chosen: set[str] = set()  # levels the user declared
         self._orders: dict[str, tuple] = {}
         self._counts: dict[str, pd.Series] = {}
         self._categories: dict[str, tuple] = {}
@@ -260,6 +261,7 @@ class RoleState:
                              "numeric. Declare it ordinal (ordered categories) or nominal "
                              "(unordered categories).")
         self._levels[column] = level
+        self._chosen.add(column)
 
     def categories(self, column: str) -> tuple:
         """The preset category order of ``column``, lowest first.
@@ -362,14 +364,18 @@ class RoleState:
         """The role specification, columns in table order; stratum columns as strata.
 
         Every quasi-identifier's level is declared (what the editor shows is what runs),
-        and every ordinal quasi-identifier's order.
+        and every ordinal quasi-identifier's order, with one exception: a text column
+        that holds mostly numbers and whose level the user has not chosen is left
+        undeclared, so the engine refuses it with the row of the stray value instead of
+        treating a column of numbers as categories.
         """
         order = [c.name for c in self.columns]
         qi = [name for name in order if self._roles[name] is Role.QUASI_IDENTIFIER]
         return RoleSpec.from_mapping(
             {name: self._roles[name] for name in order},
             strata=[c for c in order if c in self.strata],
-            levels={c: self._levels[c] for c in qi},
+            levels={c: self._levels[c] for c in qi
+                    if c in self._chosen or self.level_warning(c) is None},
             orders={c: self.order(c) for c in qi if self._levels[c] is Level.ORDINAL})
 
     def _check_column(self, column: str) -> None:
