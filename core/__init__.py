@@ -17,8 +17,6 @@ from core.registry import get_method, methods
 from core.roles import Level, Role, RoleSpec
 from core.verify import Verification, verify_k_anonymity
 
-check_inputs = prepare_run  # the window's pre-check; it moves onto the worker
-
 __all__ = [
     "AnonymizationResult", "GuaranteeNotMet", "RunPlan", "anonymize", "prepare_run", "run",
     "Cancelled", "Level",

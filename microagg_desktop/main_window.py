@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QMainWindow, Q
                                QProgressBar, QStyle, QTabWidget, QToolBar, QVBoxLayout,
                                QWidget)
 
-from core import (AnonymizationResult, MicroaggError, Role, SmallStratumError, anonymize,
-                  check_inputs, get_method, read_table)
+from core import (AnonymizationResult, MicroaggError, Role, SmallStratumError, TaskState,
+                  get_method, prepare_run, read_table, run)
 from core.io import READABLE_SUFFIXES, sheet_names
 from core.report import export_result, write_report
 from microagg_desktop.method_panel import MethodPanel
@@ -44,6 +44,19 @@ _OPEN_FILTER = ("Tables ({});;All files (*)"
 _XLSX_FILTER, _CSV_FILTER = "Excel workbook (*.xlsx)", "CSV file (*.csv)"
 
 
+def plan_and_run(table, *, state: TaskState, roles, method, **options):
+    """The worker's task: :func:`core.prepare_run`, then :func:`core.run`.
+
+    A stratum smaller than k is returned (not raised) so the window can offer to merge
+    it and start again.
+    """
+    try:
+        plan = prepare_run(table, roles, method, **options)
+    except SmallStratumError as error:
+        return error
+    return run(plan, state)
+
+
 class MainWindow(QMainWindow):
     """The application's one window.
 
@@ -59,6 +72,7 @@ class MainWindow(QMainWindow):
 
     def __init__(self, parent=None):
         super().__init__(parent)
+        self._request: dict = {}  # the settings of the last run started
         self.table: pd.DataFrame | None = None
         self.source = ""
         self._last_folder = QStandardPaths.writableLocation(
@@ -289,7 +303,9 @@ class MainWindow(QMainWindow):
     def run(self) -> bool:
         """Start the chosen method on the current table (a running one is cancelled).
 
-        Roles and parameters are checked first, so a mistake is reported at once.
+        Everything is checked and prepared on the worker (:func:`core.prepare_run`), so
+        even a large table never blocks the window; a mistake comes back as an error
+        message, a too-small stratum as the offer to merge it.
 
         Returns
         -------
@@ -299,30 +315,24 @@ class MainWindow(QMainWindow):
         if self.table is None:
             self.show_error("Open a table first (File ▸ Open… or Open sample).")
             return False
-        roles = self.role_editor.roles()
-        method = self.method_panel.method_name()
-        options = {"blocks": self.method_panel.blocks(), "merge_small_strata": False}
-        parameters = self.method_panel.parameters()
-
-        def check():
-            try:
-                return check_inputs(self.table, roles, method, **options, **parameters)
-            except SmallStratumError as error:
-                if not self.ask_merge_strata(str(error), error.stratum, error.nearest):
-                    return None
-                options["merge_small_strata"] = True
-                return check_inputs(self.table, roles, method, **options, **parameters)
-
-        plan = self._guarded("checking the settings", check)
-        if plan is None:
+        parameters = self._guarded("checking the parameters", self.method_panel.parameters)
+        if parameters is None:
             return False
-        self.results_panel.clear()
-        self.runner.start(anonymize, self.table, roles, method, **options,
-                          intruder=self.method_panel.intruder(),
-                          **self.method_panel.noise_options(), **plan.parameters)
-        self.set_status(f"Running {get_method(method).label}…")
-        self._update_actions()
+        self._request = {
+            "roles": self.role_editor.roles(), "method": self.method_panel.method_name(),
+            "blocks": self.method_panel.blocks(), "merge_small_strata": False,
+            "intruder": self.method_panel.intruder(), **self.method_panel.noise_options(),
+            **parameters,
+        }
+        self._start_run()
         return True
+
+    def _start_run(self) -> None:
+        self.results_panel.clear()
+        self.runner.start(plan_and_run, self.table, **self._request)
+        self.set_status(f"Checking the settings, then running "
+                        f"{get_method(self._request['method']).label}…")
+        self._update_actions()
 
     def ask_merge_strata(self, message: str, stratum: str, nearest: str) -> bool:
         """Offer to merge a too-small stratum into its nearest one (tests replace this)."""
@@ -350,7 +360,15 @@ class MainWindow(QMainWindow):
         if message:
             self.set_status(message)
 
-    def _on_returned(self, result: AnonymizationResult) -> None:
+    def _on_returned(self, result: AnonymizationResult | SmallStratumError) -> None:
+        if isinstance(result, SmallStratumError):
+            self.progress.setValue(0)
+            if self.ask_merge_strata(str(result), result.stratum, result.nearest):
+                self._request["merge_small_strata"] = True
+                self._start_run()
+            else:
+                self.set_status("Not run: a stratum is smaller than k.")
+            return
         self.results_panel.show_result(result)
         self.progress.setValue(1000)
         verdict = "verified" if result.passed else "NOT verified"

@@ -75,6 +75,12 @@ class GroupSizeHistogram(FigureCanvasQTAgg):
         self.draw_idle()
 
 
+def quasi_identifier_text(result: AnonymizationResult) -> str:
+    """The quasi-identifiers with the level of every categorical one, e.g. "age, sex (nominal)"."""
+    return ", ".join(c if result.levels.get(c, "numeric") == "numeric"
+                     else f"{c} ({result.levels[c]})" for c in result.roles.quasi_identifiers)
+
+
 class ResultsPanel(QWidget):
     """Metrics, verification status, group-size histogram and the released table."""
 
@@ -91,6 +97,7 @@ class ResultsPanel(QWidget):
         form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft)
         for key, label in (
             ("method", "Method"),
+            ("qi", "Quasi-identifiers"),
             ("il", "Information loss (IL)"),
             ("sse", "SSE / SST"),
             ("records", "Records"),
@@ -105,6 +112,7 @@ class ResultsPanel(QWidget):
         ):
             value = QLabel("—", metrics_box)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            value.setWordWrap(key == "qi")
             self.values[key] = value
             form.addRow(f"{label}:", value)
         font = self.values["il"].font()
@@ -161,6 +169,9 @@ class ResultsPanel(QWidget):
                                result.parameters.items())
         self.values["method"].setText(f"{method.label} ({parameters})" if parameters
                                       else method.label)
+        self.values["qi"].setText(quasi_identifier_text(result))
+        self.values["qi"].setToolTip("\n".join(
+            f"{c}: {' < '.join(map(str, order))}" for c, order in result.orders.items()))
         self.values["il"].setText(f"{format_number(m.il, 4)} %")
         self.values["sse"].setText(f"{format_number(m.sse)} / {format_number(m.sst)}")
         self.values["records"].setText(f"{m.n_records:,}")

@@ -44,6 +44,13 @@ def run_and_wait(qtbot, win):
         assert win.run()
 
 
+def run_and_fail(qtbot, win):
+    """Start a run whose settings are wrong: the worker's check reports the error."""
+    with qtbot.waitSignals([win.runner.signals.errored, win.runner.signals.finished],
+                           timeout=RUN_TIMEOUT):
+        assert win.run()  # prepared on the worker: the window never blocks
+
+
 def test_sample_run_verify_and_export(qtbot, window, tmp_path):
     assert window.open_sample()
     assert window.data_model.rowCount() == 600
@@ -135,17 +142,17 @@ def test_errors_are_shown_and_the_window_stays_usable(qtbot, window, tmp_path):
     assert window.open_sample()
     for qi in QIS:
         window.role_editor.set_role(qi, Role.NON_CONFIDENTIAL)
-    assert not window.run()
+    run_and_fail(qtbot, window)
     assert "quasi-identifier" in window.errors[-1].lower()
     window.role_editor.set_role("diagnosis", Role.QUASI_IDENTIFIER)
     window.method_panel.set_method("individual-ranking")  # needs ordered attributes
-    assert not window.run()
+    run_and_fail(qtbot, window)
     assert "diagnosis" in window.errors[-1] and "nominal" in window.errors[-1]
     window.method_panel.set_method("mdav")
     window.role_editor.set_role("diagnosis", Role.CONFIDENTIAL)
     window.role_editor.set_role("age", Role.QUASI_IDENTIFIER)
     window.method_panel.set_parameter("k", 601)  # more than the 600 records
-    assert not window.run()  # check_inputs reports it before any worker starts
+    run_and_fail(qtbot, window)  # prepare_run reports it before the algorithm starts
     assert "k = 601" in window.errors[-1] and "600" in window.errors[-1]
     assert window.run_action.isEnabled()
     assert window.result is None and not window.export_action.isEnabled()
@@ -161,7 +168,7 @@ def test_unexpected_engine_error_is_logged_and_shown(qtbot, window, monkeypatch,
     def broken(*args, state, **kwargs):
         raise ZeroDivisionError("engine bug")
 
-    monkeypatch.setattr(main_window_module, "anonymize", broken)
+    monkeypatch.setattr(main_window_module, "plan_and_run", broken)
     assert window.open_sample()
     with caplog.at_level(logging.ERROR), \
             qtbot.waitSignal(window.runner.signals.finished, timeout=RUN_TIMEOUT):
@@ -266,11 +273,14 @@ def test_strata_blocks_refinement_and_merge_offer(qtbot, window, tmp_path):
     offers = []
     window.ask_merge_strata = lambda message, stratum, nearest: offers.append(
         (stratum, nearest)) or False
-    assert not window.run()  # the user declined the merge
+    with qtbot.waitSignal(window.runner.signals.finished, timeout=RUN_TIMEOUT):
+        assert window.run()  # the plan, on the worker, finds the small stratum
     assert offers and offers[0][0] == "Island" and window.errors == []
+    assert window.result is None  # the user declined the merge: nothing ran
 
     window.ask_merge_strata = lambda message, stratum, nearest: True
-    run_and_wait(qtbot, window)
+    assert window.run()
+    qtbot.waitUntil(lambda: window.result is not None, timeout=RUN_TIMEOUT)
     result = window.result
     assert result.verification.passed and result.parameters["refine"] == "igd"
     assert result.strata_merges and "Island" in result.strata_merges[0]
