@@ -4,7 +4,7 @@
 
 Three releases of ``shared/data/adult.csv`` (30,162 records), each measured against an
 intruder who knows all 14 attributes (every one but ``prediction``), with the mixed
-distance of :mod:`core.encoding` (``education`` ordinal in the order of
+distance of :mod:`core.data.encoding` (``education`` ordinal in the order of
 ``education-num``, the 7 text attributes nominal):
 
 original
@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.datasets import ATTRIBUTES, DATA_DIR  # noqa: E402
 from core import RoleSpec, anonymize  # noqa: E402
-from core.measures import measure  # noqa: E402
+from core.measures.measure import measure  # noqa: E402
 
 
 def main(k: int = 5) -> None:

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_linkage.py [N]
 
-:func:`core.measures.record_linkage` (KD-tree over the distinct original points, one
+:func:`core.measures.disclosure.record_linkage` (KD-tree over the distinct original points, one
 nearest-neighbour query per distinct masked point, a ball search only where the own
 record is tied nearest) against four maskings of ``benchmarks/synthetic.py``'s
 ``numeric_records(N, 10)``: the identity, a microaggregation (groups of 5 consecutive
@@ -24,9 +24,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.synthetic import numeric_records  # noqa: E402
-from core.aggregate import group_means  # noqa: E402
-from core.measures import record_linkage  # noqa: E402
-from core.projection import pcp_projection  # noqa: E402
+from core.data.aggregate import group_means  # noqa: E402
+from core.measures.disclosure import record_linkage  # noqa: E402
+from core.methods.projection import pcp_projection  # noqa: E402
 
 
 def main(n: int = 100_000, d: int = 10) -> None:

@@ -18,9 +18,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.synthetic import numeric_records  # noqa: E402
-from core.mdav import mdav  # noqa: E402
-from core.metrics import sse, sst  # noqa: E402
-from core.prepare import standardize  # noqa: E402
+from core.methods.mdav import mdav  # noqa: E402
+from core.measures.partition import sse, sst  # noqa: E402
+from core.data.prepare import standardize  # noqa: E402
 
 import pandas as pd  # noqa: E402
 

@@ -9,11 +9,11 @@ a1 AGI, a2 FICA, a3 INTVAL, a4 EMCONTRB, a5 TAXINC, a6 WSALVAL, a7 ERNVAL, a8 PE
 a9 POTHVAL (1,080 records, 9,720 values: the paper's k = 3,000 on 9,720 values).
 
 Protection. Multivariate microaggregation per block of 3 attributes, each block on its
-own (z-scored with the population std; :func:`core.heuristics.fixed_size` MDAV-NN,
-:func:`core.projection.pcp`, :func:`core.projection.zscores`; groups replaced by their
-means with :func:`core.aggregate.aggregate`), with the correlated blocking (a1–a3,
+own (z-scored with the population std; :func:`core.methods.heuristics.fixed_size` MDAV-NN,
+:func:`core.methods.projection.pcp`, :func:`core.methods.projection.zscores`; groups replaced by their
+means with :func:`core.data.aggregate.aggregate`), with the correlated blocking (a1–a3,
 a4–a6, a7–a9) and the non-correlated one (a1,a4,a7; a2,a5,a8; a3,a6,a9), k = 5, 25, 50.
-Mic1D-k (:func:`core.mic1d.mic1d`) on the 9 raw attributes at once, k = 3,000, 4,000,
+Mic1D-k (:func:`core.methods.mic1d.mic1d`) on the 9 raw attributes at once, k = 3,000, 4,000,
 5,000 (blocking does not apply; it is run once).
 
 Figures. SSE: the within-group sum of squares on the z-scored attributes (SST = 9,720),
@@ -33,12 +33,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.datasets import load  # noqa: E402
-from core.aggregate import aggregate  # noqa: E402
-from core.heuristics import fixed_size  # noqa: E402
-from core.measures import real_anonymity  # noqa: E402
-from core.mic1d import mic1d  # noqa: E402
-from core.prepare import standardize  # noqa: E402
-from core.projection import pcp, zscores  # noqa: E402
+from core.data.aggregate import aggregate  # noqa: E402
+from core.methods.heuristics import fixed_size  # noqa: E402
+from core.measures.disclosure import real_anonymity  # noqa: E402
+from core.methods.mic1d import mic1d  # noqa: E402
+from core.data.prepare import standardize  # noqa: E402
+from core.methods.projection import pcp, zscores  # noqa: E402
 
 ATTRIBUTES = ("AGI", "FICA", "INTVAL", "EMCONTRB", "TAXINC", "WSALVAL", "ERNVAL",
               "PEARNVAL", "POTHVAL")  # a1 .. a9, Table 2

@@ -15,11 +15,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pandas as pd  # noqa: E402
 
-from core.gsms import gsms  # noqa: E402
-from core.heuristics import fixed_size  # noqa: E402
-from core.metrics import sse  # noqa: E402
-from core.prepare import standardize  # noqa: E402
-from core.refine import refine  # noqa: E402
+from core.methods.gsms import gsms  # noqa: E402
+from core.methods.heuristics import fixed_size  # noqa: E402
+from core.measures.partition import sse  # noqa: E402
+from core.data.prepare import standardize  # noqa: E402
+from core.methods.refine import refine  # noqa: E402
 from tests.conftest import CENSUS_COLUMNS, DATA_DIR  # noqa: E402
 from tests.test_refinement_paper import KS, TABLE_3  # noqa: E402
 

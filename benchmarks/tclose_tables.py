@@ -38,11 +38,12 @@ import numpy as np  # noqa: E402
 
 from benchmarks.datasets import load  # noqa: E402
 from benchmarks.synthetic import numeric_records  # noqa: E402
-from core.mdav import mdav  # noqa: E402
-from core.aggregate import aggregate  # noqa: E402
-from core.prepare import standardize  # noqa: E402
-from core.tclose_methods import tc_kfirst, tc_merge, tc_tfirst  # noqa: E402
-from core.tcloseness import verify_t_closeness  # noqa: E402
+from core.methods.mdav import mdav  # noqa: E402
+from core.data.aggregate import aggregate  # noqa: E402
+from core.data.prepare import standardize  # noqa: E402
+from core.methods.tcloseness import tc_kfirst, tc_merge
+from core.methods.tfirst import tc_tfirst  # noqa: E402
+from core.verify.tcloseness import verify_t_closeness  # noqa: E402
 
 QI = ["TAXINC", "POTHVAL"]
 CONFIDENTIAL = ("FEDTAX", "FICA")

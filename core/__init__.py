@@ -6,21 +6,23 @@ Pure numpy/pandas; never imports Qt. Typical use::
     table = read_table("census.csv")
     result = anonymize(table, RoleSpec(quasi_identifiers=("AGI", "TAXINC")), "mdav", k=5)
     result.metrics.il, result.verification.passed
+
+The layers, top to bottom (each imports only those below it; see the README):
+``cli`` → ``report`` → ``pipeline`` → ``methods`` | ``measures`` → ``verify`` →
+``privacy`` → ``data`` | ``io``.
 """
 
-from core.api import (AnonymizationResult, GuaranteeNotMet, RunPlan, anonymize,
-                      prepare_run, run)
+from core.data.roles import Level, Role, RoleSpec
 from core.errors import Cancelled, MicroaggError, SmallStratumError
-from core.io import read_table, write_table
+from core.io.tables import read_table, write_table
+from core.methods.registry import get_method
+from core.pipeline import (AnonymizationResult, GuaranteeNotMet, RunPlan, anonymize,
+                           prepare_run, run)
 from core.progress import TaskState
-from core.registry import get_method, methods
-from core.roles import Level, Role, RoleSpec
-from core.verify import Verification, verify_k_anonymity
+from core.verify.kanonymity import Verification, verify_k_anonymity
 
 __all__ = [
     "AnonymizationResult", "GuaranteeNotMet", "RunPlan", "anonymize", "prepare_run", "run",
-    "Cancelled", "Level",
-    "MicroaggError", "SmallStratumError",
-    "read_table", "write_table", "TaskState", "get_method", "methods", "Role", "RoleSpec",
-    "Verification", "verify_k_anonymity",
+    "Cancelled", "Level", "MicroaggError", "SmallStratumError", "read_table", "write_table",
+    "TaskState", "get_method", "Role", "RoleSpec", "Verification", "verify_k_anonymity",
 ]

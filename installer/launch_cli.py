@@ -13,6 +13,6 @@ if __name__ == "__main__":
         from microagg_desktop.selftest import run_self_test
 
         sys.exit(run_self_test(gui=False))
-    from core.cli import main
+    from core.cli.main import main
 
     sys.exit(main())

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QMainWindow, Q
 
 from core import (AnonymizationResult, MicroaggError, Role, SmallStratumError, TaskState,
                   get_method, prepare_run, read_table, run)
-from core.io import READABLE_SUFFIXES, sheet_names
-from core.report import export_result, write_report
+from core.io.tables import READABLE_SUFFIXES, sheet_names
+from core.report.documents import export_result, write_report
 from microagg_desktop.method_panel import MethodPanel
 from microagg_desktop.paths import resource_path
 from microagg_desktop.results_panel import ResultsPanel
@@ -45,7 +45,7 @@ _XLSX_FILTER, _CSV_FILTER = "Excel workbook (*.xlsx)", "CSV file (*.csv)"
 
 
 def plan_and_run(table, *, state: TaskState, roles, method, **options):
-    """The worker's task: :func:`core.prepare_run`, then :func:`core.run`.
+    """The worker's task: :func:`core.prepare_run`, then :func:`core.pipeline.run`.
 
     A stratum smaller than k is returned (not raised) so the window can offer to merge
     it and start again.

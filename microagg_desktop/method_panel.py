@@ -15,8 +15,8 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QFrame, Q
                                QLabel, QLineEdit, QScrollArea, QSpinBox, QVBoxLayout,
                                QWidget)
 
-from core.registry import get_method, methods
-from core.registry import Interval, Options, Parameter
+from core.methods.registry import get_method, methods
+from core.methods.registry import Interval, Options, Parameter
 from microagg_desktop.state import MethodState
 
 __all__ = ["MethodPanel", "parameter_widget"]

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QComboBox, QHBox
                                QTableView, QToolButton, QVBoxLayout, QWidget)
 
 from core import Role, RoleSpec
-from core.roles import Level
+from core.data.roles import Level
 from microagg_desktop.order_dialog import OrderDialog, category_text
 from microagg_desktop.state import STRATUM, RoleState
 
@@ -78,7 +78,7 @@ class RoleModel(QAbstractTableModel):
     """Rows are the table's columns; Role is editable, and Level on quasi-identifier rows.
 
     ``setData(index, value)`` under ``EditRole`` accepts a :class:`~core.Role` or its
-    string value in the Role column, a :class:`~core.roles.Level` or its string value in
+    string value in the Role column, a :class:`~core.data.roles.Level` or its string value in
     the Level column; ``rolesChanged`` is emitted after every change.
     """
 

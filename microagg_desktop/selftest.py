@@ -13,7 +13,7 @@ Steps, one line each (``ok: ...``, ``FAILED: ...`` or ``skipped: ...``):
 3. run one t-closeness method (the first registered ``tc-*`` method), if any is
    registered; otherwise say so and go on;
 4. verify k-anonymity (and t-closeness) independently of the methods;
-5. export the MDAV result to XLSX with :func:`core.report.export_result` in a temporary
+5. export the MDAV result to XLSX with :func:`core.report.documents.export_result` in a temporary
    folder and read it back;
 6. write a small HTML report of the summary there and read it back;
 7. run the command line in-process (console launcher) or construct the main window
@@ -138,8 +138,8 @@ class _Steps:
 
 
 def write_html_report(result, path: str | os.PathLike, *, source: str = "") -> Path:
-    """Write the product's HTML report of ``result`` (:func:`core.report.write_report`)."""
-    from core.report import write_report
+    """Write the product's HTML report of ``result`` (:func:`core.report.documents.write_report`)."""
+    from core.report.documents import write_report
 
     return write_report(result, path, source=source)
 
@@ -228,7 +228,7 @@ def _run_mdav(table, roles):
 def _run_mixed(table, roles):
     """MDAV with a nominal quasi-identifier: released categories are the original's."""
     from core import RoleSpec, anonymize
-    from core.verify import verify_k_anonymity
+    from core.verify.kanonymity import verify_k_anonymity
 
     mixed = RoleSpec(quasi_identifiers=roles.quasi_identifiers + ("region",),
                      confidential=roles.confidential, identifiers=roles.identifiers)
@@ -244,7 +244,7 @@ def _run_mixed(table, roles):
 
 
 def _tcloseness_method():
-    from core.registry import methods
+    from core.methods.registry import methods
 
     return next((m for m in methods() if m.name.startswith("tc-")), None)
 
@@ -264,8 +264,8 @@ def _run_tcloseness(table, roles, method):
 
 
 def _verify(table, roles, results):
-    from core.tcloseness import verify_t_closeness
-    from core.verify import verify_k_anonymity
+    from core.verify.tcloseness import verify_t_closeness
+    from core.verify.kanonymity import verify_k_anonymity
 
     findings = []
     for result in results:
@@ -287,8 +287,8 @@ def _verify(table, roles, results):
 def _export_xlsx(result, folder: Path):
     import numpy as np
 
-    from core.io import read_table, sheet_names
-    from core.report import export_result
+    from core.io.tables import read_table, sheet_names
+    from core.report.documents import export_result
 
     path = export_result(result, folder / "selftest_masked.xlsx", source=SAMPLE_NAME)
     sheets = sheet_names(path)
@@ -322,7 +322,7 @@ def _export_report(result, folder: Path):
 def _run_cli(folder: Path):
     import json
 
-    from core.cli import main as cli_main
+    from core.cli.main import main as cli_main
     from microagg_desktop.paths import resource_path
 
     output, summary = folder / "selftest_cli.csv", folder / "selftest_cli.json"

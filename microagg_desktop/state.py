@@ -10,7 +10,7 @@ column kind
     ``"numeric"`` (numbers, usable as a quasi-identifier by numeric methods),
     ``"date"`` or ``"text"`` (everything else, booleans included).
 measurement level
-    How a quasi-identifier is compared and released (:class:`core.roles.Level`):
+    How a quasi-identifier is compared and released (:class:`core.data.roles.Level`):
     numeric, ordinal (ordered categories) or nominal (unordered categories). Every column
     holds one, numeric for a column of numbers and nominal otherwise until the user
     changes it; only the quasi-identifiers' levels reach the :class:`~core.RoleSpec`.
@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 
 from core import Role, RoleSpec
-from core.registry import get_method, methods
-from core.roles import Level, is_number_column
+from core.methods.registry import get_method, methods
+from core.data.roles import Level, is_number_column
 
 __all__ = [
     "STRATUM", "ColumnInfo", "describe_column", "default_role", "SAMPLE_ROLES", "RoleState",

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from core import RoleSpec, anonymize, read_table
-from core.measures import measure
-from core.report import export_result
-from core.verify import verify_k_anonymity
+from core.measures.measure import measure
+from core.report.documents import export_result
+from core.verify.kanonymity import verify_k_anonymity
 from tests.conftest import shared_data
 
 NUMERIC = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week")

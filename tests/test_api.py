@@ -4,8 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core import Cancelled, MicroaggError, RoleSpec, TaskState, anonymize, get_method, methods
-from core.verify import verify_k_anonymity
+from core import Cancelled, MicroaggError, RoleSpec, TaskState, anonymize, get_method
+from core.methods import methods
+from core.verify.kanonymity import verify_k_anonymity
 
 SUMMARY_KEYS = {"method", "k", "n_records", "il", "sse", "sst", "min_group_size",
                 "mean_group_size", "max_group_size", "k_prime", "verified"}
@@ -68,7 +69,7 @@ def test_cancel_stops_the_run(survey):
 
 def test_parameters_are_validated_with_one_message_format(survey):
     with pytest.raises(MicroaggError, match=r"The 'k' parameter of mdav must be an integer "
-                                            r"in the range \[2, inf\]\. Got 1 instead\."):
+                                            r"in the range \[2, inf\)\. Got 1 instead\."):
         anonymize(survey, ROLES, "mdav", k=1)
     with pytest.raises(MicroaggError, match="Got 2.5 instead"):
         anonymize(survey, ROLES, "mdav", k=2.5)

@@ -10,12 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.aggregate import aggregate
-from core.bucket import (
-    MULTIPLICATIVE_TOLERANCE, PROPOSITION_3_ASSUMPTIONS, Buckets, bucketize,
-    default_n_buckets, epsilon_from_multiplicative_t, multiplicative_distance,
-    multiplicative_t_from_epsilon, proposition3_text, tc_bucket, verify_multiplicative,
-)
+from core.data.aggregate import aggregate
+from core.privacy.multiplicative import MULTIPLICATIVE_TOLERANCE, PROPOSITION_3_ASSUMPTIONS, Buckets, bucketize, default_n_buckets, epsilon_from_multiplicative_t, multiplicative_distance, multiplicative_t_from_epsilon, proposition3_text
+from core.methods.bucket import tc_bucket
+from core.verify.multiplicative import verify_multiplicative
 from core.errors import Cancelled, MicroaggError
 from core.progress import TaskState
 

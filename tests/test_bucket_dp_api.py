@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import MicroaggError, RoleSpec, anonymize
-from core.bucket import verify_multiplicative
-from core.cli import main
+from core.verify.multiplicative import verify_multiplicative
+from core.cli.main import main
 
 QI = ("age", "income", "hours_worked")
 
@@ -41,7 +41,7 @@ def test_tc_bucket_releases_buckets_and_verifies_the_multiplicative_distance(sur
 def test_tc_bucket_t_is_a_multiplicative_level(survey):
     roles = RoleSpec(quasi_identifiers=QI, confidential=("diagnosis",))
     with pytest.raises(MicroaggError, match=r"'t' parameter of tc-bucket must be a number "
-                                            r"in the range \[1.0001"):
+                                            r"in the range \(1, 1000\]"):
         anonymize(survey, roles, "tc-bucket", k=5, t=0.2)
 
 

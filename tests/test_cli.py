@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from core.cli import main
+from core.cli.main import main
 from tests.conftest import CENSUS_COLUMNS, shared_data
 
 QI = ["age", "income", "hours_worked"]
@@ -66,7 +66,7 @@ def test_verify_accepts_our_output_and_rejects_the_original(tmp_path, sample_pat
 def test_methods_lists_the_registry(capsys):
     assert run("methods") == 0
     out = capsys.readouterr().out
-    assert "mdav" in out and "--k: an integer in the range [2, inf]" in out
+    assert "mdav" in out and "--k: an integer in the range [2, inf)" in out
 
 
 @pytest.mark.parametrize("args, message", [

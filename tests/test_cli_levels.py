@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from core.cli import main
+from core.cli.main import main
 
 HOUSEHOLD = "household_size=1,2,3,4,5,6,7,8"
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.dp import (add_laplace_noise, dp_confidential, parse_bounds, stochastic_t,
+from core.privacy.noise import (add_laplace_noise, dp_confidential, parse_bounds, stochastic_t,
                      stochastic_t_formula)
 from core.errors import MicroaggError
 

@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from core.errors import Cancelled, MicroaggError
-from core.gsms import gsms
-from core.metrics import sse
-from core.prepare import standardize
+from core.methods.gsms import gsms
+from core.measures.partition import sse
+from core.data.prepare import standardize
 from core.progress import TaskState
 from tests.conftest import CENSUS_COLUMNS
 

@@ -13,8 +13,8 @@ import pytest  # noqa: E402
 
 import core  # noqa: E402
 from core import Role  # noqa: E402
-from core.encoding import encode  # noqa: E402
-from core.roles import Level, RoleSpec  # noqa: E402
+from core.data.encoding import encode  # noqa: E402
+from core.data.roles import Level, RoleSpec  # noqa: E402
 from microagg_desktop.state import RoleState  # noqa: E402
 
 QI = Role.QUASI_IDENTIFIER

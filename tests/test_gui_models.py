@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QSpinBox  # noqa: E402
 
 import core  # noqa: E402
 from core import MicroaggError, Role  # noqa: E402
-from core.registry import Interval, Method, Options, Parameter, methods  # noqa: E402
+from core.methods.registry import Interval, Method, Options, Parameter, methods  # noqa: E402
 from microagg_desktop import method_panel as method_panel_module  # noqa: E402
 from microagg_desktop import state as state_module  # noqa: E402
 from microagg_desktop.method_panel import MethodPanel, parameter_widget  # noqa: E402

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from core.registry import K, Interval, Method, Parameter, _REGISTRY, methods
+from core.methods.registry import K, Interval, Method, Parameter, _REGISTRY, methods
 from microagg_desktop import selftest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -99,7 +99,7 @@ def test_self_test_says_when_no_tcloseness_method_is_registered(monkeypatch):
 
 
 def test_self_test_runs_and_verifies_a_registered_tcloseness_method(monkeypatch):
-    from core.tclose_methods import tc_merge
+    from core.methods.tcloseness import tc_merge
 
     def function(data, *, state, k, t):
         confidential = data.table[list(data.roles.confidential)]

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from core import RoleSpec, anonymize
-from core.mdav import mdav
-from core.metrics import sse
-from core.prepare import standardize
+from core.methods.mdav import mdav
+from core.measures.partition import sse
+from core.data.prepare import standardize
 from tests.conftest import CENSUS_COLUMNS
 
 # k: (value to 4 decimals from the data README, published value to 3 decimals)

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from core.errors import MicroaggError
-from core.measure_command import add_measure_command, run_measure
+from core.cli.measure import add_measure_command, run_measure
 from tests.test_measures import masked6, original6
 
 

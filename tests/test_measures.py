@@ -10,13 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.api import anonymize
+from core.pipeline import anonymize
 from core.errors import MicroaggError
-from core.measures import (information_loss_il1, interval_disclosure, intruder_scenarios,
-                           measure, parse_known, real_anonymity, record_linkage)
-from core.roles import RoleSpec
-from core.tcloseness import verify_t_closeness
-from core.verify import verify_k_anonymity
+from core.measures.utility import information_loss_il1
+from core.measures.disclosure import interval_disclosure, real_anonymity, record_linkage
+from core.measures.scenarios import intruder_scenarios, parse_known
+from core.measures.measure import measure
+from core.data.roles import RoleSpec
+from core.verify.tcloseness import verify_t_closeness
+from core.verify.kanonymity import verify_k_anonymity
 
 ROLES = RoleSpec(quasi_identifiers=("a", "b"), confidential=("c",))
 

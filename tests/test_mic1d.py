@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from core.errors import Cancelled, MicroaggError
-from core.measures import real_anonymity
-from core.mic1d import _mic1d, masked_values, mic1d, mic1d_values
+from core.measures.disclosure import real_anonymity
+from core.methods.mic1d import _mic1d, masked_values, mic1d, mic1d_values
 from core.progress import TaskState
-from core.registry import MethodInput
-from core.roles import RoleSpec
+from core.methods.registry import MethodInput
+from core.data.roles import RoleSpec
 
 WORKED = np.array([[1.0, 10.0], [2.0, 40.0], [4.0, 20.0]])
 VALUES = st.floats(-1e4, 1e4, allow_nan=False, allow_infinity=False).map(

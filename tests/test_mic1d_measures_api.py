@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from core import MicroaggError, RoleSpec, anonymize
-from core.cli import main
-from core.measures import measure
-from core.mic1d import mic1d_values
+from core.cli.main import main
+from core.measures.measure import measure
+from core.methods.mic1d import mic1d_values
 from tests.conftest import shared_data
 
 SUMMARY_KEYS = {"k_prime", "sse", "il", "il1", "dld", "id", "dr", "score"}

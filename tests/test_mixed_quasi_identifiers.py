@@ -1,4 +1,4 @@
-"""Ordinal and nominal quasi-identifiers (core.encoding): distances, aggregation, every stage."""
+"""Ordinal and nominal quasi-identifiers (core.data.encoding): distances, aggregation, every stage."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core import MicroaggError, RoleSpec, anonymize
-from core.encoding import encode, group_aggregate_codes
-from core.measures import measure
-from core.prepare import standardize
-from core.roles import Level
-from core.verify import verify_k_anonymity
+from core.data.encoding import encode, group_aggregate_codes
+from core.measures.measure import measure
+from core.data.prepare import standardize
+from core.data.roles import Level
+from core.verify.kanonymity import verify_k_anonymity
 
 GRADES = ("low", "mid", "high", "top")
 

@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from core.errors import MicroaggError
-from core.metrics import sse
-from core.prepare import standardize
+from core.measures.partition import sse
+from core.data.prepare import standardize
 from core.progress import TaskState
-from core.projection import pcp, pcp_projection, zscores, zscores_projection
-from core.univariate import optimal_univariate
+from core.methods.projection import pcp, pcp_projection, zscores, zscores_projection
+from core.methods.univariate import optimal_univariate
 from tests.conftest import CENSUS_COLUMNS
 from tests.test_univariate import VALUES, assert_runs_of_order, best_run_sse, close
 

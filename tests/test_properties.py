@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from core import RoleSpec, anonymize
-from core.aggregate import group_means
-from core.verify import verify_k_anonymity
+from core.data.aggregate import group_means
+from core.verify.kanonymity import verify_k_anonymity
 
 
 @st.composite
@@ -103,6 +103,6 @@ def naive_mdav(X, k):
 def test_mdav_equals_the_naive_reference_even_with_ties(case):
     """The fast pool (BLAS distances plus exact re-check) makes exactly the naive choices."""
     k, X = case
-    from core.mdav import mdav
+    from core.methods.mdav import mdav
 
     np.testing.assert_array_equal(mdav(X.astype(float), k=k), naive_mdav(X, k))

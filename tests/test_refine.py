@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from core.heuristics import fixed_size
-from core.metrics import sse
-from core.refine import _Partition, refine
+from core.methods.heuristics import fixed_size
+from core.measures.partition import sse
+from core.methods.refine import _Partition, refine
 
 
 @st.composite

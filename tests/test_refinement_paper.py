@@ -11,11 +11,11 @@ cells listed in REFINED_ABOVE_PUBLISHED, which are pinned to their measured gap.
 import numpy as np
 import pytest
 
-from core.gsms import gsms
-from core.heuristics import fixed_size
-from core.metrics import sse
-from core.prepare import standardize
-from core.refine import refine
+from core.methods.gsms import gsms
+from core.methods.heuristics import fixed_size
+from core.measures.partition import sse
+from core.data.prepare import standardize
+from core.methods.refine import refine
 from tests.conftest import CENSUS_COLUMNS
 
 KS = (3, 4, 5, 10, 20, 30)

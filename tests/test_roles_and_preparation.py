@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from core import MicroaggError, Role, RoleSpec, anonymize
-from core.prepare import standardize
+from core.data.prepare import standardize
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import MicroaggError, RoleSpec, anonymize
-from core.cli import main
-from core.verify import verify_k_anonymity
+from core.cli.main import main
+from core.verify.kanonymity import verify_k_anonymity
 
 
 @pytest.fixture

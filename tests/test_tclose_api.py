@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import MicroaggError, RoleSpec, anonymize
-from core.cli import main
-from core.tcloseness import verify_t_closeness
+from core.cli.main import main
+from core.verify.tcloseness import verify_t_closeness
 
 TC_METHODS = ["tc-merge", "tc-kfirst", "tc-tfirst"]
 QI = ("age", "income", "hours_worked")

@@ -8,14 +8,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.aggregate import aggregate
+from core.data.aggregate import aggregate
 from core.errors import Cancelled, MicroaggError
-from core.mdav import mdav
+from core.methods.mdav import mdav
 from core.progress import TaskState
-from core.tclose_methods import (
-    TClosePartition, tc_kfirst, tc_merge, tc_tfirst, tfirst_cluster_size,
+from core.methods.tfirst import tc_tfirst, tfirst_cluster_size
+from core.methods.tcloseness import (
+    TClosePartition, tc_kfirst, tc_merge,
 )
-from core.tcloseness import EMD_TOLERANCE, TCloseAttribute, verify_t_closeness
+from core.privacy.emd import EMD_TOLERANCE
+from core.privacy.attributes import TCloseAttribute
+from core.verify.tcloseness import verify_t_closeness
 
 METHODS = {"tc-merge": tc_merge, "tc-kfirst": tc_kfirst, "tc-tfirst": tc_tfirst}
 

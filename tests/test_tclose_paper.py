@@ -20,10 +20,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.aggregate import aggregate
-from core.prepare import standardize
-from core.tclose_methods import tc_tfirst
-from core.tcloseness import verify_t_closeness
+from core.data.aggregate import aggregate
+from core.data.prepare import standardize
+from core.methods.tfirst import tc_tfirst
+from core.verify.tcloseness import verify_t_closeness
 
 K_VALUES = (2, 5, 10, 15, 20, 25, 30)
 T_VALUES = (0.01, 0.05, 0.09, 0.13, 0.17, 0.21, 0.25)

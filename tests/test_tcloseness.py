@@ -10,10 +10,9 @@ from hypothesis import strategies as st
 from scipy.stats import wasserstein_distance
 
 from core.errors import MicroaggError
-from core.tcloseness import (
-    EMD_TOLERANCE, TCloseAttribute, class_emds, emd_nominal, emd_ordered, ranks,
-    tclose_attributes, verify_t_closeness,
-)
+from core.privacy.emd import EMD_TOLERANCE, emd_nominal, emd_ordered, ranks
+from core.privacy.attributes import TCloseAttribute, class_emds, tclose_attributes
+from core.verify.tcloseness import verify_t_closeness
 
 
 def naive_ordered(cluster_ranks, table_ranks, m):

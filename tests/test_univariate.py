@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from core.errors import Cancelled, MicroaggError
-from core.mdav import mdav
-from core.metrics import sse
+from core.methods.mdav import mdav
+from core.measures.partition import sse
 from core.progress import TaskState
-from core.univariate import optimal_partition_of_order, optimal_univariate
+from core.methods.univariate import optimal_partition_of_order, optimal_univariate
 
 FINITE = st.floats(-100, 100, allow_nan=False, allow_infinity=False)
 # Integer-valued data produce many exactly tied partitions; floats produce few.
@@ -204,9 +204,9 @@ def test_univariate_keeps_equal_values_in_input_order_and_rejects_bad_input():
 @pytest.mark.parametrize("elements", [1, 7, 40])
 def test_small_scratch_chunks_give_the_same_partition(monkeypatch, elements):
     # With a small scratch budget fewer than k nodes are settled per step.
-    import core.univariate
+    import core.methods.univariate as univariate_module
 
     X = np.random.default_rng(4).normal(size=(300, 2))
     expected = optimal_partition_of_order(X, k=6)
-    monkeypatch.setattr(core.univariate, "_CHUNK_ELEMENTS", elements)
+    monkeypatch.setattr(univariate_module, "_CHUNK_ELEMENTS", elements)
     assert np.array_equal(optimal_partition_of_order(X, k=6), expected)

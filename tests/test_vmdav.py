@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from core.errors import Cancelled, MicroaggError
-from core.metrics import sse
-from core.prepare import standardize
+from core.measures.partition import sse
+from core.data.prepare import standardize
 from core.progress import TaskState
-from core.vmdav import vmdav
+from core.methods.vmdav import vmdav
 from tests.conftest import CENSUS_COLUMNS
 
 # IL % on Census (13 attributes, z-scored with ddof=0) that this implementation gives.

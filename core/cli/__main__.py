@@ -1,0 +1,7 @@
+"""``python -m core.cli``."""
+
+import sys
+
+from core.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,275 @@
+"""The ``microagg`` command line.
+
+::
+
+    microagg anonymize INPUT -o OUTPUT --method mdav --k 5 --qi COL [COL ...]
+                       [--ordinal COL[=v1,v2,...] ...] [--nominal COL ...]
+                       [--growth nn|nc] [--refine none|tfrp2|igd] [--gamma G]
+                       [--confidential COL ...] [--identifier COL ...]
+                       [--strata COL ... [--merge-small-strata]] [--blocks "A,B;C,D"]
+                       [--sheet NAME] [--summary-json PATH] [--report PATH]
+                       [--dp-epsilon E --confidential-bounds COL=LO:HI ... [--seed S]]
+                       [--intruder all|singles|pairs|random] [--known "A,B;C,D"]
+    microagg verify ORIGINAL MASKED --qi COL ... --k 5 [--ordinal ...] [--nominal ...]
+                    [--identifier COL ...]
+                    [--confidential COL ... --t T]
+    microagg measure ORIGINAL MASKED --qi COL ... [--confidential COL ...] [--known "A,B;C,D"]
+                     [--summary-json PATH]
+    microagg methods
+
+Exit codes: 0 success (for ``verify``: the table is k-anonymous), 1 ``verify`` found the
+table not k-anonymous, 2 bad input (one line on stderr, never a traceback), 3 an
+unexpected internal error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from core.pipeline import anonymize
+from core.errors import Cancelled, MicroaggError
+from core.io.tables import atomic_write, read_table
+from core.cli.levels import add_level_options, levels_from_args
+from core.cli.measure import add_measure_command, run_measure
+from core.pipeline.partition import parse_blocks
+from core.methods.registry import Interval, Options, methods
+from core.report.documents import export_result, write_report
+from core.data.roles import RoleSpec
+from core.verify.tcloseness import verify_t_closeness
+from core.verify.kanonymity import verify_k_anonymity
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_NOT_VERIFIED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise MicroaggError(f"{message} (see '{self.prog} --help')")
+
+
+def _parameter_options(parser: argparse.ArgumentParser) -> list[str]:
+    """Add one ``--name`` option per registry parameter; return their names."""
+    seen: dict[str, object] = {}
+    group = parser.add_argument_group("method parameters (see 'microagg methods')")
+    for method in methods():
+        for p in method.parameters:
+            if p.name in seen:
+                continue
+            seen[p.name] = p
+            flag = "--" + p.name.replace("_", "-")
+            if isinstance(p.constraint, Options):
+                group.add_argument(flag, dest=p.name, choices=p.constraint.values,
+                                   default=None, help=p.help)
+            else:
+                kind = p.constraint.kind if isinstance(p.constraint, Interval) else str
+                group.add_argument(flag, dest=p.name, type=_typed(kind, flag),
+                                   default=None, metavar=p.name.upper(), help=p.help)
+    return list(seen)
+
+
+def _typed(kind, flag):
+    def convert(text):
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{flag} needs {'an integer' if kind is int else 'a number'}, got {text!r}"
+            ) from None
+    return convert
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
+    parser = _Parser(prog="microagg", description="Microaggregation for safe microdata release.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = commands.add_parser("anonymize", help="mask a table and verify the result")
+    run.add_argument("input", help="CSV, XLSX or DTA file (never modified)")
+    run.add_argument("-o", "--output", required=True, help="masked table, .csv or .xlsx")
+    run.add_argument("--method", default="mdav", choices=[m.name for m in methods()])
+    run.add_argument("--qi", nargs="+", required=True, metavar="COL",
+                     help="quasi-identifier columns (numeric, ordinal or nominal)")
+    add_level_options(run)
+    run.add_argument("--confidential", nargs="+", default=[], metavar="COL")
+    run.add_argument("--identifier", nargs="+", default=[], metavar="COL",
+                     help="identifier columns (dropped from the output)")
+    run.add_argument("--strata", nargs="+", default=[], metavar="COL",
+                     help="group records only with records of the same stratum")
+    run.add_argument("--merge-small-strata", action="store_true",
+                     help="merge a stratum with fewer than k records into its nearest one")
+    run.add_argument("--blocks", metavar='"A,B;C,D"',
+                     help="microaggregate each block of quasi-identifiers separately "
+                          "(k-anonymity then holds per block only)")
+    run.add_argument("--sheet", help="XLSX sheet to read (default: the first)")
+    run.add_argument("--summary-json", metavar="PATH", help="write a JSON summary here")
+    run.add_argument("--report", metavar="PATH", help="write an HTML report here")
+    run.add_argument("--intruder", choices=("all", "singles", "pairs", "random"),
+                     default="all", help="what the intruder knows, for the risk measures")
+    run.add_argument("--known", metavar='"A,B;C,D"',
+                     help="explicit intruder scenarios (overrides --intruder)")
+    run.add_argument("--seed", type=_typed(int, "--seed"), default=0,
+                     help="seed of every random choice (noise, random intruder scenarios)")
+    run.add_argument("--dp-epsilon", type=_typed(float, "--dp-epsilon"), metavar="E",
+                     help="add Laplace noise with scale (HI-LO)/E to every confidential "
+                          "column after a k-anonymity method")
+    run.add_argument("--confidential-bounds", action="append", metavar="COL=LO:HI",
+                     help="bounds of a confidential column for --dp-epsilon (required for "
+                          "each one; never taken from the data)")
+    parameter_names = _parameter_options(run)
+
+    check = commands.add_parser("verify", help="check that a masked table is k-anonymous")
+    check.add_argument("original")
+    check.add_argument("masked")
+    check.add_argument("--qi", nargs="+", required=True, metavar="COL")
+    add_level_options(check)
+    check.add_argument("--k", type=_typed(int, "--k"), required=True)
+    check.add_argument("--confidential", nargs="+", default=[], metavar="COL",
+                       help="with --t: also check t-closeness of these columns")
+    check.add_argument("--t", type=_typed(float, "--t"), help="EMD bound for t-closeness")
+    check.add_argument("--identifier", nargs="+", default=[], metavar="COL")
+    check.add_argument("--strata", nargs="+", default=[], metavar="COL")
+    check.add_argument("--blocks", metavar='"A,B;C,D"', help="check each block separately")
+    check.add_argument("--sheet", help="XLSX sheet of both tables (default: the first)")
+    check.add_argument("--summary-json", metavar="PATH")
+
+    add_measure_command(commands)
+    commands.add_parser("methods", help="list the available methods and their parameters")
+    return parser, parameter_names
+
+
+def _write_json(path: str, payload: dict) -> None:
+    def write(temporary):
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump(payload, handle, indent=2, default=_json_default)
+            handle.write("\n")
+    atomic_write(path, write)
+
+
+def _json_default(value):
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return False
+
+
+def _anonymize(args, parameter_names) -> int:
+    for destination in (args.output, args.summary_json, args.report):
+        if destination and _same_file(destination, args.input):
+            raise MicroaggError(
+                f"'{destination}' is the input file; choose another output name."
+            )
+    table = read_table(args.input, sheet=args.sheet)
+    levels, orders = levels_from_args(args)
+    roles = RoleSpec(quasi_identifiers=tuple(args.qi), confidential=tuple(args.confidential),
+                     identifiers=tuple(args.identifier), strata=tuple(args.strata),
+                     levels=levels, orders=orders)
+    params = {name: getattr(args, name) for name in parameter_names
+              if getattr(args, name) is not None}
+    result = anonymize(table, roles, args.method, blocks=args.blocks,
+                       merge_small_strata=args.merge_small_strata, intruder=args.intruder,
+                       known=args.known, seed=args.seed, dp_epsilon=args.dp_epsilon,
+                       confidential_bounds=(",".join(args.confidential_bounds)
+                                            if args.confidential_bounds else None),
+                       **params)
+    export_result(result, args.output, source=Path(args.input).name)
+    if args.summary_json:
+        _write_json(args.summary_json, result.summary())
+    if args.report:
+        write_report(result, args.report, source=Path(args.input).name)
+    m = result.metrics
+    print(f"{args.method}: {m.n_records} records in {m.n_groups} groups "
+          f"(sizes {m.min_group_size}-{m.max_group_size}), IL = {m.il:.4f}%, "
+          f"k' = {m.k_prime:.3f}; wrote {args.output}")
+    if result.guarantee != "none":
+        print(result.verification.describe())
+    if result.tcloseness is not None:
+        print(result.tcloseness.describe())
+    if result.multiplicative:
+        print(result.tcloseness.proposition3_text())
+    if result.noise is not None:
+        print(result.noise.describe())
+    print(result.guarantee_text)
+    if result.measures is not None:
+        ms = result.measures
+        print(f"IL1 = {ms.il1:.3f} %, DLD = {ms.dld:.3f} %, ID = {ms.id:.3f} %, "
+              f"DR = {ms.dr:.3f} %, score = {ms.score:.3f}")
+    return EXIT_OK
+
+
+def _verify(args) -> int:
+    original = read_table(args.original, sheet=args.sheet)
+    masked = read_table(args.masked, sheet=args.sheet)
+    if args.k < 1:
+        raise MicroaggError(f"--k must be at least 1, got {args.k}.")
+    levels, orders = levels_from_args(args)
+    roles = RoleSpec(quasi_identifiers=tuple(args.qi), identifiers=tuple(args.identifier),
+                     strata=tuple(args.strata), levels=levels, orders=orders)
+    roles.validate(original)
+    blocks = parse_blocks(args.blocks) if args.blocks else None
+    verification = verify_k_anonymity(original, masked, roles, args.k, blocks=blocks)
+    print(verification.describe())
+    for note in verification.notes:
+        print(f"  - {note}")
+    closeness = None
+    if args.t is not None or args.confidential:
+        if args.t is None or not args.confidential:
+            raise MicroaggError("t-closeness needs both --t and --confidential.")
+        closeness = verify_t_closeness(masked, args.qi, args.confidential, args.t)
+        print(closeness.describe())
+    if args.summary_json:
+        _write_json(args.summary_json, {
+            "k": args.k, "verified": verification.passed,
+            "smallest_class": verification.smallest_class,
+            "n_classes": verification.n_classes, "k_prime": verification.k_prime,
+            "il": verification.il, "notes": list(verification.notes),
+            **({"t": closeness.t, "t_verified": closeness.passed,
+                "max_emd": closeness.max_emd_by_attribute} if closeness else {}),
+        })
+    passed = verification.passed and (closeness is None or closeness.passed)
+    return EXIT_OK if passed else EXIT_NOT_VERIFIED
+
+
+def _methods() -> int:
+    for method in methods():
+        print(f"{method.name}  ({method.label}; guarantees {method.guarantee})")
+        print(f"    {method.description}")
+        for p in method.parameters:
+            print(f"    --{p.name.replace('_', '-')}: {p.constraint.describe()}, "
+                  f"default {p.default!r}. {p.help}")
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        parser, parameter_names = build_parser()
+        args = parser.parse_args(argv)
+        if args.command == "anonymize":
+            return _anonymize(args, parameter_names)
+        if args.command == "verify":
+            return _verify(args)
+        if args.command == "measure":
+            return run_measure(args)
+        return _methods()
+    except MicroaggError as error:
+        print(f"microagg: error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (Cancelled, KeyboardInterrupt):
+        print("microagg: interrupted; nothing was written", file=sys.stderr)
+        return 130
+    except Exception as error:  # the user gets one line; the details are a bug report
+        print(f"microagg: internal error ({type(error).__name__}: {error}). "
+              "Please report it with the command you ran.", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""What a method promises about the released table: the typed guarantee contract.
+
+Every registered method declares one :class:`Guarantee`. A guarantee knows how to check
+a released table (with the independent verifiers, which read only the original and the
+released table, never a partition) and how to say in plain words what it promises, so
+the API, the command line, the report and the GUI ask it instead of branching on names.
+
+The members:
+
+:data:`K_ANONYMITY`
+    Every record shares its released quasi-identifiers with at least k − 1 others
+    (within its stratum; per attribute block when there are several blocks).
+:data:`T_CLOSENESS`
+    k-anonymity, and in every class the distribution of each confidential attribute is
+    within earth mover's distance t of the whole table's (Soria-Comas et al. 2015).
+:data:`T_CLOSENESS_MULTIPLICATIVE`
+    k-anonymity, and every bucket of the confidential attribute is at most t and at
+    least 1/t times as frequent in a class as in the table (Domingo-Ferrer & Soria-Comas
+    2015, Definition 4); ε = 2·ln t by Proposition 3.
+:data:`NO_GUARANTEE`
+    No record-level promise (per-attribute methods, Mic1D-k): the verifier's k′ and
+    smallest class are the figures that count.
+
+A guarantee is a ``str`` subclass equal to its name (``"k-anonymity"``, ...), so it is
+JSON-ready and compares with the plain names older summaries used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from core.verify.multiplicative import MultiplicativeVerification, verify_multiplicative
+from core.data.roles import RoleSpec
+from core.verify.tcloseness import TClosenessVerification, verify_t_closeness
+from core.verify.kanonymity import Verification, verify_k_anonymity
+
+__all__ = ["Guarantee", "GuaranteeCheck", "K_ANONYMITY", "T_CLOSENESS",
+           "T_CLOSENESS_MULTIPLICATIVE", "NO_GUARANTEE", "GUARANTEES", "guarantee_named"]
+
+
+@dataclass(frozen=True)
+class GuaranteeCheck:
+    """What the verifiers found on a released table, for one guarantee.
+
+    ``passed`` is true when the guarantee holds (always true for :data:`NO_GUARANTEE`,
+    whose verification only measures). ``closeness`` is the t-closeness finding of the
+    closeness guarantees, None otherwise.
+    """
+
+    guarantee: "Guarantee"
+    verification: Verification
+    closeness: TClosenessVerification | MultiplicativeVerification | None = None
+    passed: bool = True
+    failure: str = ""
+
+    def lines(self) -> list[str]:
+        """The verifiers' findings, one plain sentence each (CLI, report)."""
+        out = [] if not self.guarantee.record_level else [self.verification.describe()]
+        if self.closeness is not None:
+            out.append(self.closeness.describe())
+        if isinstance(self.closeness, MultiplicativeVerification) and self.closeness.passed:
+            out.append(self.closeness.proposition3_text())
+        return out
+
+
+class Guarantee(str):
+    """A guarantee: its name, a group label for people, and how it is checked.
+
+    Attributes
+    ----------
+    label : str
+        How the GUI groups methods by what they promise.
+    record_level : bool
+        True when every released record is promised to be indistinguishable from
+        k − 1 others (the verifier's k-anonymity check must pass).
+    t_kind : str or None
+        ``"emd"`` or ``"multiplicative"`` for the closeness guarantees.
+    """
+
+    label: str = ""
+    record_level: bool = True
+    t_kind: str | None = None
+
+    def __new__(cls, name: str, label: str, *, record_level: bool = True,
+                t_kind: str | None = None):
+        self = super().__new__(cls, name)
+        self.label, self.record_level, self.t_kind = label, record_level, t_kind
+        return self
+
+    def __reduce__(self):
+        return (guarantee_named, (str(self),))
+
+    @property
+    def name(self) -> str:
+        return str(self)
+
+    def check(self, original: pd.DataFrame, released: pd.DataFrame, roles: RoleSpec, *,
+              k: int | None, t: float | None = None, blocks=None) -> GuaranteeCheck:
+        """Verify ``released`` against ``original`` for this guarantee.
+
+        Parameters
+        ----------
+        original, released : DataFrame
+            The same records in the same order; neither is modified.
+        roles : RoleSpec
+        k : int or None
+            The group size promised (the smallest meaningful class, 2, when the method
+            promises none).
+        t : float, optional
+            The closeness level, for the closeness guarantees.
+        blocks : sequence of column tuples, optional
+            Attribute blocks, each checked on its own.
+        """
+        verification = verify_k_anonymity(original, released, roles, k or 1,
+                                          blocks=blocks)
+        if not self.record_level:
+            return GuaranteeCheck(self, verification)
+        failure = ""
+        if not verification.passed:
+            failure = (f"not a verified {k}-anonymous table: "
+                       + " ".join(verification.notes))
+        closeness = None
+        qi, confidential = list(roles.quasi_identifiers), list(roles.confidential)
+        if self.t_kind == "emd":
+            closeness = verify_t_closeness(released, qi, confidential, t)
+        elif self.t_kind == "multiplicative":
+            closeness = verify_multiplicative(released, qi, confidential, t)
+        if closeness is not None and not closeness.passed and not failure:
+            failure = f"not a verified t-close table: {closeness.describe()}"
+        return GuaranteeCheck(self, verification, closeness, passed=not failure,
+                              failure=failure)
+
+    def describe(self, *, k: int | None, t: float | None = None, roles: RoleSpec,
+                 blocks=(), k_prime: float = 0.0, smallest_class: int = 0,
+                 noise: Any = None) -> str:
+        """One plain sentence on what a release under this guarantee promises."""
+        if not self.record_level:
+            return (f"No k-anonymity guarantee: this method does not group whole records. "
+                    f"Real anonymity k' = {k_prime:.2f}; the smallest class has "
+                    f"{smallest_class} record(s).")
+        confidential = ", ".join(roles.confidential)
+        base = f"Every released record is indistinguishable from at least {k - 1} others"
+        if self.t_kind == "multiplicative":
+            return (f"{base}, and in every class each bucket of {confidential} is at most "
+                    f"{t:g} times and at least 1/{t:g} times as frequent as in the whole "
+                    f"table (multiplicative distance, t = {t:g}; not an earth mover's "
+                    "distance).")
+        if noise is not None:
+            return (f"{base}; the confidential attributes carry Laplace noise with "
+                    f"epsilon = {noise.epsilon:g} (stochastic t = "
+                    f"{noise.stochastic_t:.4g}, Proposition 1).")
+        if self.t_kind == "emd":
+            return (f"{base}, and in every class the distribution of {confidential} is "
+                    f"within earth mover's distance t = {t:g} of the whole table's.")
+        if len(blocks) > 1:
+            return (f"{k}-anonymity holds within each of the {len(blocks)} attribute "
+                    f"blocks only, not for the combination of all quasi-identifiers "
+                    f"(whole-table k' = {k_prime:.2f}).")
+        strata = f" within strata of {', '.join(roles.strata)}" if roles.strata else ""
+        return f"{base}{strata}."
+
+    def summary(self, check: GuaranteeCheck) -> dict[str, Any]:
+        """The closeness figures of ``check`` for a JSON summary (empty otherwise)."""
+        c = check.closeness
+        if c is None:
+            return {}
+        if isinstance(c, MultiplicativeVerification):
+            return {"t": c.t, "t_kind": "multiplicative", "t_verified": c.passed,
+                    "max_multiplicative_distance": c.max_distance_by_attribute,
+                    "epsilon_prop3": c.epsilon, "proposition3": c.proposition3_text()}
+        return {"t": c.t, "t_kind": "emd", "t_verified": c.passed,
+                "max_emd": c.max_emd_by_attribute,
+                "emd_distance": dict(zip(c.attributes, c.kinds))}
+
+
+K_ANONYMITY = Guarantee("k-anonymity", "k-anonymity")
+T_CLOSENESS = Guarantee("t-closeness", "t-closeness", t_kind="emd")
+T_CLOSENESS_MULTIPLICATIVE = Guarantee(
+    "t-closeness-multiplicative", "t-closeness by buckets / differential privacy",
+    t_kind="multiplicative")
+NO_GUARANTEE = Guarantee("none", "no record-level guarantee", record_level=False)
+GUARANTEES = (K_ANONYMITY, T_CLOSENESS, T_CLOSENESS_MULTIPLICATIVE, NO_GUARANTEE)
+
+
+def guarantee_named(name: str) -> Guarantee:
+    """The guarantee called ``name`` (``"k-anonymity"``, ``"t-closeness"``, ...)."""
+    for g in GUARANTEES:
+        if g == name:
+            return g
+    raise KeyError(f"no guarantee named {name!r}")
