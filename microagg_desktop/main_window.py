@@ -193,7 +193,7 @@ class MainWindow(QMainWindow):
     def _exportable(self) -> bool:
         result = self.result
         return result is not None and (result.passed or
-                                       get_method(result.method).guarantee == "none")
+                                       not get_method(result.method).guarantee.record_level)
 
     def _update_actions(self) -> None:
         running = self.runner.running

@@ -285,7 +285,7 @@ class MethodPanel(QWidget):
         # Blocks only make sense for methods that take several attributes at once.
         self.blocks_box.setHidden(spec.scope != "multivariate")
         if hasattr(self, "dp_box"):  # noise follows k-anonymity methods only
-            self.dp_box.setHidden(spec.guarantee != "k-anonymity")
+            self.dp_box.setHidden(not spec.guarantee.accepts_noise)
 
     def _on_value(self, name: str, value: Any) -> None:
         self.state.set_value(name, value)

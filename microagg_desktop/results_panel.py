@@ -191,24 +191,13 @@ class ResultsPanel(QWidget):
             self.values["emd"].setText(", ".join(
                 f"{name} {value:.4f}" for name, value in ms.max_emd.items()) or "—")
         merges = " ".join(result.strata_merges)
-        if result.guarantee == "none":
+        if not result.guarantee.record_level:
             self.status.setText(f"⚠ {result.guarantee_text}")
             self.status.setStyleSheet(_WARNING_STYLE)
         elif result.passed:
             scope = (f"in each of the {len(result.blocks)} attribute blocks, every class"
                      if len(result.blocks) > 1 else "every class")
-            closeness = ""
-            if result.multiplicative:
-                distances = ", ".join(f"{name} {value:.4f}" for name, value in
-                                      result.tcloseness.max_distance_by_attribute.items())
-                closeness = (f" Largest multiplicative distance: {distances} (t = "
-                             f"{result.tcloseness.t:g}; ε = 2·ln t = "
-                             f"{result.tcloseness.epsilon:.4g} by Proposition 3).")
-            elif result.tcloseness is not None:
-                emds = ", ".join(f"{name} {emd:.4f}" for name, emd in
-                                 result.tcloseness.max_emd_by_attribute.items())
-                closeness = (f" Largest EMD per confidential attribute: {emds} "
-                             f"(t = {result.tcloseness.t:g}).")
+            closeness = " " + result.check.banner() if result.tcloseness else ""
             if result.noise is not None:
                 closeness += (f" Laplace noise, ε = {result.noise.epsilon:g}: stochastic "
                               f"t = {result.noise.stochastic_t:.4g} (Proposition 1).")

@@ -27,7 +27,6 @@ The temporary folder is removed afterwards. The exit code is 0 if every step pas
 from __future__ import annotations
 
 import contextlib
-import html
 import io
 import os
 import platform

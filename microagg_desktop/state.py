@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from core import Role, RoleSpec
-from core.methods.registry import get_method, methods
+from core.methods.registry import DEFAULT_METHOD, get_method
 from core.data.roles import Level, is_number_column
 
 __all__ = [
@@ -418,7 +418,7 @@ class MethodState:
     def __init__(self, method: str | None = None):
         self.method = ""
         self.values: dict[str, Any] = {}
-        self.set_method(method or methods()[0].name)
+        self.set_method(method or DEFAULT_METHOD)
 
     def set_method(self, name: str) -> None:
         """Choose a method; its parameters go back to their defaults."""

@@ -215,8 +215,8 @@ def test_a_new_registry_method_appears_without_gui_changes(qtbot, monkeypatch):
                     Parameter("mode", Options(("x", "y")), "x", label="mode")),
         description="A method the GUI has never heard of.")
     registry = {m.name: m for m in methods()} | {"fake": fake}
+    monkeypatch.setattr(method_panel_module, "methods", lambda: tuple(registry.values()))
     for module in (method_panel_module, state_module):
-        monkeypatch.setattr(module, "methods", lambda: tuple(registry.values()))
         monkeypatch.setattr(module, "get_method", registry.__getitem__)
     panel = MethodPanel()
     qtbot.addWidget(panel)

@@ -35,7 +35,7 @@ from core.io.tables import atomic_write, read_table
 from core.cli.levels import add_level_options, levels_from_args
 from core.cli.measure import add_measure_command, run_measure
 from core.pipeline.partition import parse_blocks
-from core.methods.registry import Interval, Options, methods
+from core.methods.registry import Interval, Options, get_method, methods
 from core.report.documents import export_result, write_report
 from core.data.roles import RoleSpec
 from core.verify.tcloseness import verify_t_closeness
@@ -52,23 +52,41 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parameter_options(parser: argparse.ArgumentParser) -> list[str]:
-    """Add one ``--name`` option per registry parameter; return their names."""
-    seen: dict[str, object] = {}
-    group = parser.add_argument_group("method parameters (see 'microagg methods')")
+    """Add one ``--name`` option per registry parameter; return their names.
+
+    Where methods give a parameter different meanings (k counts records for MDAV and
+    values for Mic1D-k; t is an EMD bound for tc-merge and a ratio for tc-bucket), the
+    help lists each meaning with the methods it belongs to.
+    """
+    declared: dict[str, list] = {}
     for method in methods():
         for p in method.parameters:
-            if p.name in seen:
-                continue
-            seen[p.name] = p
-            flag = "--" + p.name.replace("_", "-")
-            if isinstance(p.constraint, Options):
-                group.add_argument(flag, dest=p.name, choices=p.constraint.values,
-                                   default=None, help=p.help)
-            else:
-                kind = p.constraint.kind if isinstance(p.constraint, Interval) else str
-                group.add_argument(flag, dest=p.name, type=_typed(kind, flag),
-                                   default=None, metavar=p.name.upper(), help=p.help)
-    return list(seen)
+            declared.setdefault(p.name, []).append((method.name, p))
+    group = parser.add_argument_group("method parameters (see 'microagg methods NAME')")
+    for name, uses in declared.items():
+        first = uses[0][1]
+        flag = "--" + name.replace("_", "-")
+        if isinstance(first.constraint, Options):
+            values = tuple(dict.fromkeys(v for _, p in uses for v in p.constraint.values))
+            group.add_argument(flag, dest=name, choices=values, default=None,
+                               help=_meanings(uses))
+        else:
+            kind = first.constraint.kind if isinstance(first.constraint, Interval) else str
+            group.add_argument(flag, dest=name, type=_typed(kind, flag), default=None,
+                               metavar=name.upper(), help=_meanings(uses))
+    return list(declared)
+
+
+def _meanings(uses) -> str:
+    """One help line per distinct meaning: "methods: help (allowed)"."""
+    meanings: dict[tuple[str, str], list[str]] = {}
+    for method, p in uses:
+        meanings.setdefault((p.help, p.constraint.describe()), []).append(method)
+    if len(meanings) == 1:
+        (text, allowed), _ = next(iter(meanings.items()))
+        return f"{text} ({allowed})"
+    return " | ".join(f"{', '.join(names)}: {text} ({allowed})"
+                      for (text, allowed), names in meanings.items())
 
 
 def _typed(kind, flag):
@@ -136,7 +154,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     check.add_argument("--summary-json", metavar="PATH")
 
     add_measure_command(commands)
-    commands.add_parser("methods", help="list the available methods and their parameters")
+    listing = commands.add_parser("methods", help="list the methods and their parameters")
+    listing.add_argument("name", nargs="?", help="show one method only")
     return parser, parameter_names
 
 
@@ -189,12 +208,8 @@ def _anonymize(args, parameter_names) -> int:
     print(f"{args.method}: {m.n_records} records in {m.n_groups} groups "
           f"(sizes {m.min_group_size}-{m.max_group_size}), IL = {m.il:.4f}%, "
           f"k' = {m.k_prime:.3f}; wrote {args.output}")
-    if result.guarantee != "none":
-        print(result.verification.describe())
-    if result.tcloseness is not None:
-        print(result.tcloseness.describe())
-    if result.multiplicative:
-        print(result.tcloseness.proposition3_text())
+    for line in result.check.lines():
+        print(line)
     if result.noise is not None:
         print(result.noise.describe())
     print(result.guarantee_text)
@@ -238,10 +253,15 @@ def _verify(args) -> int:
     return EXIT_OK if passed else EXIT_NOT_VERIFIED
 
 
-def _methods() -> int:
-    for method in methods():
-        print(f"{method.name}  ({method.label}; guarantees {method.guarantee})")
+def _methods(name: str | None = None) -> int:
+    chosen = [get_method(name)] if name else methods()
+    for method in chosen:
+        print(f"{method.name}  ({method.label})")
+        print(f"    guarantees: {method.guarantee.label}"
+              + ("" if method.guarantee.record_level else " (no record-level guarantee)"))
         print(f"    {method.description}")
+        print(f"    reference: {method.reference}")
+        print(f"    quasi-identifiers: {', '.join(method.qi_levels)}")
         for p in method.parameters:
             print(f"    --{p.name.replace('_', '-')}: {p.constraint.describe()}, "
                   f"default {p.default!r}. {p.help}")
@@ -258,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
             return _verify(args)
         if args.command == "measure":
             return run_measure(args)
-        return _methods()
+        return _methods(args.name)
     except MicroaggError as error:
         print(f"microagg: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -20,7 +20,6 @@ import pandas as pd
 from core.privacy.noise import check_noise_inputs
 from core.data.encoding import Encoding, encode
 from core.errors import MicroaggError
-from core.verify.guarantees import K_ANONYMITY
 from core.measures.scenarios import SCENARIO_PRESETS, intruder_scenarios, parse_known
 from core.pipeline.partition import parse_blocks, resolve_blocks, strata_of
 from core.data.prepare import check_group_size
@@ -132,7 +131,7 @@ def _noise_plan(table, roles, spec, epsilon, bounds) -> dict[str, Any] | None:
             raise MicroaggError("Confidential bounds are only used with a differential "
                                 "privacy epsilon; give one, or leave the bounds out.")
         return None
-    if spec.guarantee != K_ANONYMITY:
+    if not spec.guarantee.accepts_noise:
         raise MicroaggError("Differential privacy noise is added after a k-anonymity "
                             "method; choose one of those (e.g. MDAV).")
     bounds = check_noise_inputs(table, bounds, epsilon=epsilon,

@@ -129,7 +129,8 @@ class AnonymizationResult:
         closeness = self.guarantee.summary(self.check)
         if not closeness:
             return out
-        details = {"n_buckets": self.details.get("n_buckets")} if self.multiplicative \
+        details = {"n_buckets": self.details.get("n_buckets")} \
+            if self.guarantee.t_kind == "multiplicative" \
             else {"merges": self.details.get("merges", 0),
                   "swaps": self.details.get("swaps", 0)}
         return {**out, **closeness, "cluster_size": self.details.get("cluster_size"),

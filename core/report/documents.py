@@ -70,19 +70,9 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
                   f"k' = {sc.k_prime:.4g}, DLD = {sc.dld:.4g} %, ID = {sc.id:.4g} %, "
                   f"DR = {sc.dr:.4g} %")
                  for number, sc in enumerate(ms.scenarios, start=1)]
-    if result.multiplicative:
-        c = result.tcloseness
-        rows += [("t-closeness (multiplicative)", c.describe())]
-        rows += [(f"Largest multiplicative distance of '{name}'", round(value, 6))
-                 for name, value in c.max_distance_by_attribute.items()]
-        rows += [("Differential privacy (Proposition 3)", c.proposition3_text())]
-        rows += [(f"Algorithm: {key.replace('_', ' ')}", value)
-                 for key, value in result.details.items()]
-    elif result.tcloseness is not None:
-        c = result.tcloseness
-        rows += [("t-closeness", c.describe())]
-        rows += [(f"Largest EMD of '{name}' ({kind} distance)", round(emd, 6))
-                 for name, kind, emd in zip(c.attributes, c.kinds, c.max_emd)]
+    closeness = result.check.report_rows()
+    rows += closeness
+    if closeness:
         rows += [(f"Algorithm: {key.replace('_', ' ')}", value)
                  for key, value in result.details.items()]
     if result.noise is not None:
@@ -102,7 +92,7 @@ def export_result(result: AnonymizationResult, path, *, source: str = "") -> Pat
 
     Refuses a result the verifier did not pass: a weaker table is never exported.
     """
-    if not result.passed and get_method(result.method).guarantee != "none":
+    if not result.passed and get_method(result.method).guarantee.record_level:
         raise MicroaggError("This result did not pass verification; it cannot be exported.")
     return write_table(path, result.masked,
                        extra_sheets=[("summary", summary_frame(result, source=source))])

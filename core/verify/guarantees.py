@@ -57,13 +57,41 @@ class GuaranteeCheck:
     failure: str = ""
 
     def lines(self) -> list[str]:
-        """The verifiers' findings, one plain sentence each (CLI, report)."""
+        """The verifiers' findings, one plain sentence each (the command line)."""
         out = [] if not self.guarantee.record_level else [self.verification.describe()]
         if self.closeness is not None:
             out.append(self.closeness.describe())
         if isinstance(self.closeness, MultiplicativeVerification) and self.closeness.passed:
             out.append(self.closeness.proposition3_text())
         return out
+
+    def report_rows(self) -> list[tuple[str, Any]]:
+        """(item, value) rows of the closeness findings for the summary sheet and report."""
+        c = self.closeness
+        if isinstance(c, MultiplicativeVerification):
+            return ([("t-closeness (multiplicative)", c.describe())]
+                    + [(f"Largest multiplicative distance of '{name}'", round(value, 6))
+                       for name, value in c.max_distance_by_attribute.items()]
+                    + [("Differential privacy (Proposition 3)", c.proposition3_text())])
+        if isinstance(c, TClosenessVerification):
+            return ([("t-closeness", c.describe())]
+                    + [(f"Largest EMD of '{name}' ({kind} distance)", round(emd, 6))
+                       for name, kind, emd in zip(c.attributes, c.kinds, c.max_emd)])
+        return []
+
+    def banner(self) -> str:
+        """The closeness figures in one sentence for the results banner ("" without)."""
+        c = self.closeness
+        if isinstance(c, MultiplicativeVerification):
+            distances = ", ".join(f"{name} {value:.4f}"
+                                  for name, value in c.max_distance_by_attribute.items())
+            return (f"Largest multiplicative distance: {distances} (t = {c.t:g}; "
+                    f"ε = 2·ln t = {c.epsilon:.4g} by Proposition 3).")
+        if isinstance(c, TClosenessVerification):
+            emds = ", ".join(f"{name} {emd:.4f}"
+                             for name, emd in c.max_emd_by_attribute.items())
+            return f"Largest EMD per confidential attribute: {emds} (t = {c.t:g})."
+        return ""
 
 
 class Guarantee(str):
@@ -78,16 +106,21 @@ class Guarantee(str):
         k − 1 others (the verifier's k-anonymity check must pass).
     t_kind : str or None
         ``"emd"`` or ``"multiplicative"`` for the closeness guarantees.
+    accepts_noise : bool
+        Laplace noise on the confidential attributes can follow (Proposition 1 needs
+        k-anonymous classes and the raw confidential values).
     """
 
     label: str = ""
     record_level: bool = True
     t_kind: str | None = None
+    accepts_noise: bool = False
 
     def __new__(cls, name: str, label: str, *, record_level: bool = True,
-                t_kind: str | None = None):
+                t_kind: str | None = None, accepts_noise: bool = False):
         self = super().__new__(cls, name)
         self.label, self.record_level, self.t_kind = label, record_level, t_kind
+        self.accepts_noise = accepts_noise
         return self
 
     def __reduce__(self):
@@ -176,7 +209,7 @@ class Guarantee(str):
                 "emd_distance": dict(zip(c.attributes, c.kinds))}
 
 
-K_ANONYMITY = Guarantee("k-anonymity", "k-anonymity")
+K_ANONYMITY = Guarantee("k-anonymity", "k-anonymity", accepts_noise=True)
 T_CLOSENESS = Guarantee("t-closeness", "t-closeness", t_kind="emd")
 T_CLOSENESS_MULTIPLICATIVE = Guarantee(
     "t-closeness-multiplicative", "t-closeness by buckets / differential privacy",
