@@ -67,7 +67,8 @@ def aggregate(
             [c for c in block if encoding.attribute(c).categorical]
         numeric = [c for c in block if c not in categorical]
         if numeric:
-            raw = numeric_matrix(table, numeric)
+            raw = numeric_matrix(table, numeric) if encoding is None else \
+                encoding.values[:, [encoding.names.index(c) for c in numeric]]
             means = group_means(raw, block_labels)[block_labels]
             for j, column in enumerate(numeric):
                 masked[column] = pd.Series(means[:, j], index=table.index, name=column)
