@@ -14,7 +14,8 @@ The layers, top to bottom (each imports only those below it; see the README):
 
 from core.data.roles import Level, Role, RoleSpec
 from core.errors import Cancelled, MicroaggError, SmallStratumError
-from core.io.tables import read_table, write_table
+from core.io.read import read_table
+from core.io.write import write_table
 from core.methods.registry import get_method
 from core.pipeline import (AnonymizationResult, GuaranteeNotMet, RunPlan, anonymize,
                            prepare_run, run)

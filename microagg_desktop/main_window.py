@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QMainWindow, Q
 
 from core import (AnonymizationResult, MicroaggError, Role, SmallStratumError, TaskState,
                   get_method, prepare_run, read_table, run)
-from core.io.tables import READABLE_SUFFIXES, sheet_names
+from core.io.read import READABLE_SUFFIXES, sheet_names
 from core.report.documents import export_result, write_report
 from microagg_desktop.method_panel import MethodPanel
 from microagg_desktop.paths import resource_path

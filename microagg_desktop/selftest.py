@@ -286,7 +286,7 @@ def _verify(table, roles, results):
 def _export_xlsx(result, folder: Path):
     import numpy as np
 
-    from core.io.tables import read_table, sheet_names
+    from core.io.read import read_table, sheet_names
     from core.report.documents import export_result
 
     path = export_result(result, folder / "selftest_masked.xlsx", source=SAMPLE_NAME)

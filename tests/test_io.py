@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from core import MicroaggError, read_table, write_table
-from core.io.tables import atomic_write, sheet_names
+from core.io.write import atomic_write
+from core.io.read import sheet_names
 
 ROWS = [("Zoë", 31, 1200.5), ("José", 45, 980.25), ("Ådne", 29, 1500.0)]
 

@@ -31,7 +31,8 @@ from pathlib import Path
 
 from core.pipeline import anonymize
 from core.errors import Cancelled, MicroaggError
-from core.io.tables import atomic_write, read_table
+from core.io.write import atomic_write
+from core.io.read import read_table
 from core.cli.levels import add_level_options, levels_from_args
 from core.cli.measure import add_measure_command, run_measure
 from core.pipeline.partition import parse_blocks

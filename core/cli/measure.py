@@ -21,7 +21,8 @@ import json
 from pathlib import Path
 
 from core.errors import MicroaggError
-from core.io.tables import atomic_write, read_table
+from core.io.write import atomic_write
+from core.io.read import read_table
 from core.cli.levels import add_level_options, levels_from_args
 from core.measures.scenarios import SCENARIO_PRESETS
 from core.measures.measure import measure

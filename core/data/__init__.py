@@ -1,6 +1,6 @@
 """The data model: roles and measurement levels, the measured quasi-identifiers, aggregation.
 
-The lowest layer of the engine (with :mod:`core.io.tables`): it knows tables and columns, never
+The lowest layer of the engine (with :mod:`core.io.read`): it knows tables and columns, never
 an algorithm, a measure or a verifier.
 """
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from core.pipeline import AnonymizationResult
 from core.errors import MicroaggError
-from core.io.tables import atomic_write, write_table
+from core.io.write import atomic_write, write_table
 from core.methods.registry import get_method
 
 __all__ = ["summary_frame", "export_result", "write_report"]

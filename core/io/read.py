@@ -14,15 +14,14 @@ from __future__ import annotations
 import csv
 import io
 import os
-import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
 
 from core.errors import MicroaggError
 
-__all__ = ["read_table", "sheet_names", "write_table", "atomic_write", "READABLE_SUFFIXES"]
+__all__ = ["read_table", "sheet_names", "READABLE_SUFFIXES", "first_line"]
 
 READABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".xlsx", ".xlsm", ".dta")
 _DELIMITERS = (",", ";", "\t", "|")
@@ -52,7 +51,7 @@ def read_table(path: str | os.PathLike, *, sheet: str | int | None = None) -> pd
     except MicroaggError:
         raise
     except (OSError, ValueError, KeyError, UnicodeError, pd.errors.ParserError) as error:
-        raise MicroaggError(f"Could not read '{path.name}': {_first_line(error)}") from None
+        raise MicroaggError(f"Could not read '{path.name}': {first_line(error)}") from None
     if table.shape[1] == 0 or len(table) == 0:
         raise MicroaggError(f"'{path.name}' has no data rows.")
     table.columns = _unique_names(table.columns, path.name)
@@ -67,7 +66,7 @@ def sheet_names(path: str | os.PathLike) -> list[str]:
         workbook = openpyxl.load_workbook(path, read_only=True)
     except Exception as error:  # openpyxl raises many types for a broken file
         raise MicroaggError(f"Could not open '{Path(path).name}' as XLSX: "
-                            f"{_first_line(error)}") from None
+                            f"{first_line(error)}") from None
     try:
         return list(workbook.sheetnames)
     finally:
@@ -165,67 +164,6 @@ def _unique_names(columns: Iterable, file_name: str) -> list[str]:
     return names
 
 
-def _first_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     return text[0] if text else type(error).__name__
-
-
-def atomic_write(path: str | os.PathLike, write) -> Path:
-    """Call ``write(temporary_path)``, then rename the temporary file onto ``path``.
-
-    The temporary file lives in the target folder (so the rename is atomic on the same
-    file system) and is removed if ``write`` fails.
-    """
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise MicroaggError(f"Cannot write '{target}': folder '{folder}' does not exist.")
-    # The temporary name keeps the extension: writers such as pandas' Excel writer
-    # choose the format from it.
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.stem}.",
-                                         suffix=f".partial{target.suffix}", dir=folder)
-    os.close(handle)
-    try:
-        write(temporary)
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
-        raise
-    return target
-
-
-def write_table(path: str | os.PathLike, table: pd.DataFrame, *,
-                extra_sheets: Sequence[tuple[str, pd.DataFrame]] = (),
-                sheet_name: str = "masked") -> Path:
-    """Write ``table`` to ``.csv`` or ``.xlsx`` (by extension), atomically.
-
-    An XLSX file gets ``table`` on the sheet ``sheet_name`` and every ``extra_sheets``
-    entry (name, frame) after it. A CSV file holds ``table`` only.
-    """
-    target = Path(path)
-    suffix = target.suffix.lower()
-
-    if suffix == ".csv":
-        def write(temporary):
-            table.to_csv(temporary, index=False, encoding="utf-8")
-    elif suffix == ".xlsx":
-        def write(temporary):
-            with pd.ExcelWriter(temporary, engine="openpyxl") as writer:
-                table.to_excel(writer, sheet_name=sheet_name, index=False)
-                for name, frame in extra_sheets:
-                    frame.to_excel(writer, sheet_name=name, index=False)
-    else:
-        raise MicroaggError(
-            f"Cannot export to '{target.name}': use a .csv or .xlsx file name."
-        )
-    try:
-        return atomic_write(target, write)
-    except PermissionError:
-        raise MicroaggError(
-            f"Cannot write '{target}': permission denied (is it open in another program?)."
-        ) from None
-    except OSError as error:
-        raise MicroaggError(f"Cannot write '{target}': {_first_line(error)}") from None
