@@ -6,6 +6,7 @@ import datetime as _dt
 import html
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from core.pipeline import AnonymizationResult
@@ -84,7 +85,17 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
     rows += [("Verifier note", note) for note in v.notes]
     rows += [(f"Groups of size {size}", count)
              for size, count in sorted(m.group_size_counts.items())]
-    return pd.DataFrame(rows, columns=["item", "value"]).astype({"value": str})
+    # Numbers stay numbers (numeric cells in the XLSX summary sheet); the rest is text.
+    return pd.DataFrame([(item, _cell(value)) for item, value in rows],
+                        columns=["item", "value"], dtype=object)
+
+
+def _cell(value):
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return value.item() if hasattr(value, "item") else value
+    return "" if value is None else str(value)
 
 
 def export_result(result: AnonymizationResult, path, *, source: str = "") -> Path:
