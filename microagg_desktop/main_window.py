@@ -411,6 +411,10 @@ class MainWindow(QMainWindow):
         if result is None or not self._exportable():
             self.show_error("There is no verified result to export yet. Run a method first.")
             return False
+        if result.warnings and not self.confirm_export(
+                [w.message for w in result.warnings]):
+            self.set_status("Not exported: the release has warnings.")
+            return False
 
         def write():
             QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
@@ -425,6 +429,17 @@ class MainWindow(QMainWindow):
         self._last_folder = str(Path(written).parent)
         self.set_status(f"Exported to {written}.")
         return True
+
+    def confirm_export(self, warnings: list[str]) -> bool:
+        """Ask before exporting a release with warnings (tests replace this)."""
+        text = ("This release passed verification, but it should not be published as it "
+                "is:\n\n" + "\n\n".join(f"• {w}" for w in warnings)
+                + "\n\nExport it anyway?")
+        answer = QMessageBox.warning(
+            self, APP_TITLE, text,
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
 
     def export_report_dialog(self) -> None:
         """Ask for an .html file name, then :meth:`export_report_to` it."""

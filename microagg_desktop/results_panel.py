@@ -192,7 +192,8 @@ class ResultsPanel(QWidget):
                 f"{name} {value:.4f}" for name, value in ms.max_emd.items()) or "—")
         merges = " ".join(result.strata_merges)
         if not result.guarantee.record_level:
-            self.status.setText(f"⚠ {result.guarantee_text}")
+            self.status.setText(" ".join([f"⚠ {result.guarantee_text}"]
+                                         + [w.message for w in result.warnings]))
             self.status.setStyleSheet(_WARNING_STYLE)
         elif result.passed:
             scope = (f"in each of the {len(result.blocks)} attribute blocks, every class"
@@ -206,6 +207,12 @@ class ResultsPanel(QWidget):
                 f"(smallest class {v.smallest_class}, {v.n_classes:,} classes).{closeness} "
                 f"{result.guarantee_text} {merges}".strip())
             self.status.setStyleSheet(_PASSED_STYLE)
+            if result.warnings:
+                self.status.setText(
+                    "⚠ Verified, but read before publishing: "
+                    + " ".join(w.message for w in result.warnings)
+                    + f"\n{self.status.text()}")
+                self.status.setStyleSheet(_WARNING_STYLE)
         else:
             notes = " ".join(v.notes) or "the verifier did not confirm the guarantee."
             self.status.setText(f"✘ Not verified: {notes}")

@@ -10,6 +10,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from tests.conftest import shared_data  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import QStandardPaths  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
@@ -353,3 +354,25 @@ def test_bucket_t_closeness_and_laplace_noise_from_the_window(qtbot, window):
     run_and_wait(qtbot, window)
     assert window.result.noise is not None and window.result.noise.seed == 4
     assert "stochastic t" in window.results_panel.status.text()
+
+
+def test_a_release_with_warnings_says_so_and_export_asks_first(qtbot, window, tmp_path):
+    adult = pd.read_csv(shared_data("adult.csv")).head(1500)
+    path = tmp_path / "adult.csv"
+    adult.to_csv(path, index=False)
+    assert window.open_file(path)
+    for column in ("age", "education-num"):
+        window.role_editor.set_role(column, Role.QUASI_IDENTIFIER)
+    window.method_panel.set_method("mdav")
+    window.method_panel.set_parameter("k", 5)
+    run_and_wait(qtbot, window)
+    banner = window.results_panel.status.text()
+    assert banner.startswith("⚠ Verified, but read before publishing")
+    assert "'education'" in banner and "education-num" in banner
+    asked = []
+    window.confirm_export = lambda warnings: asked.append(warnings) or False
+    target = tmp_path / "released.csv"
+    assert not window.export_to(target) and not target.exists()
+    assert asked and "education" in asked[0][0]
+    window.confirm_export = lambda warnings: True
+    assert window.export_to(target) and target.exists()

@@ -31,8 +31,11 @@ from pathlib import Path
 
 from core.pipeline import anonymize
 from core.errors import Cancelled, MicroaggError
+from core.io.cells import restore_frame
+from core.progress import TaskState
 from core.io.write import atomic_write
 from core.io.read import read_table
+from core.cli.console import Progress, log_internal_error
 from core.cli.levels import add_level_options, levels_from_args
 from core.cli.measure import add_measure_command, run_measure
 from core.pipeline.partition import parse_blocks
@@ -124,6 +127,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
                           "(k-anonymity then holds per block only)")
     run.add_argument("--sheet", help="XLSX sheet to read (default: the first)")
     run.add_argument("--summary-json", metavar="PATH", help="write a JSON summary here")
+    run.add_argument("--overwrite", action="store_true",
+                     help="replace output files that already exist (refused otherwise)")
+    run.add_argument("--quiet", action="store_true",
+                     help="no progress line on the terminal")
     run.add_argument("--report", metavar="PATH", help="write an HTML report here")
     run.add_argument("--intruder", choices=("all", "singles", "pairs", "random"),
                      default="all", help="what the intruder knows, for the risk measures")
@@ -153,6 +160,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     check.add_argument("--blocks", metavar='"A,B;C,D"', help="check each block separately")
     check.add_argument("--sheet", help="XLSX sheet of both tables (default: the first)")
     check.add_argument("--summary-json", metavar="PATH")
+    check.add_argument("--overwrite", action="store_true",
+                       help="replace the summary file if it exists")
 
     add_measure_command(commands)
     listing = commands.add_parser("methods", help="list the methods and their parameters")
@@ -174,6 +183,13 @@ def _json_default(value):
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
+def read_released(path: str, *, sheet=None):
+    """A released file read back with its text as released (CSV apostrophes, XLSX escapes)."""
+    table = read_table(path, sheet=sheet)
+    return restore_frame(table, "xlsx" if Path(path).suffix.lower() in (".xlsx", ".xlsm")
+                         else "csv")
+
+
 def _same_file(a: str, b: str) -> bool:
     try:
         return Path(a).resolve() == Path(b).resolve()
@@ -181,12 +197,25 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
-def _anonymize(args, parameter_names) -> int:
-    for destination in (args.output, args.summary_json, args.report):
-        if destination and _same_file(destination, args.input):
+def _check_destinations(source: str, destinations, *, overwrite: bool) -> None:
+    """Refuse to write over the input, or over an existing file without --overwrite."""
+    for destination in destinations:
+        if not destination:
+            continue
+        if _same_file(destination, source):
             raise MicroaggError(
-                f"'{destination}' is the input file; choose another output name."
-            )
+                f"'{destination}' is the input file; choose another output name.")
+        if Path(destination).is_dir():
+            raise MicroaggError(f"'{destination}' is a folder; give a file name.")
+        if Path(destination).exists() and not overwrite:
+            raise MicroaggError(
+                f"'{destination}' already exists; choose another name or add --overwrite "
+                "to replace it.")
+
+
+def _anonymize(args, parameter_names) -> int:
+    _check_destinations(args.input, (args.output, args.summary_json, args.report),
+                        overwrite=args.overwrite)
     table = read_table(args.input, sheet=args.sheet)
     levels, orders = levels_from_args(args)
     roles = RoleSpec(quasi_identifiers=tuple(args.qi), confidential=tuple(args.confidential),
@@ -194,12 +223,17 @@ def _anonymize(args, parameter_names) -> int:
                      levels=levels, orders=orders)
     params = {name: getattr(args, name) for name in parameter_names
               if getattr(args, name) is not None}
-    result = anonymize(table, roles, args.method, blocks=args.blocks,
+    progress = Progress(sys.stderr, quiet=args.quiet, n_records=len(table))
+    try:
+        result = anonymize(table, roles, args.method, state=TaskState(progress),
+                           blocks=args.blocks,
                        merge_small_strata=args.merge_small_strata, intruder=args.intruder,
                        known=args.known, seed=args.seed, dp_epsilon=args.dp_epsilon,
-                       confidential_bounds=(",".join(args.confidential_bounds)
-                                            if args.confidential_bounds else None),
-                       **params)
+                           confidential_bounds=(",".join(args.confidential_bounds)
+                                                if args.confidential_bounds else None),
+                           **params)
+    finally:
+        progress.done()
     export_result(result, args.output, source=Path(args.input).name)
     if args.summary_json:
         _write_json(args.summary_json, result.summary())
@@ -214,6 +248,8 @@ def _anonymize(args, parameter_names) -> int:
     if result.noise is not None:
         print(result.noise.describe())
     print(result.guarantee_text)
+    for warning in result.warnings:
+        print(f"microagg: warning: {warning.message}", file=sys.stderr)
     if result.measures is not None:
         ms = result.measures
         print(f"IL1 = {ms.il1:.3f} %, DLD = {ms.dld:.3f} %, ID = {ms.id:.3f} %, "
@@ -222,8 +258,10 @@ def _anonymize(args, parameter_names) -> int:
 
 
 def _verify(args) -> int:
+    _check_destinations(args.original, (args.summary_json,), overwrite=args.overwrite)
+    _check_destinations(args.masked, (args.summary_json,), overwrite=True)
     original = read_table(args.original, sheet=args.sheet)
-    masked = read_table(args.masked, sheet=args.sheet)
+    masked = read_released(args.masked, sheet=args.sheet)
     if args.k < 1:
         raise MicroaggError(f"--k must be at least 1, got {args.k}.")
     levels, orders = levels_from_args(args)
@@ -286,8 +324,11 @@ def main(argv: list[str] | None = None) -> int:
     except (Cancelled, KeyboardInterrupt):
         print("microagg: interrupted; nothing was written", file=sys.stderr)
         return 130
-    except Exception as error:  # the user gets one line; the details are a bug report
-        print(f"microagg: internal error ({type(error).__name__}: {error}). "
+    except Exception as error:  # the user gets one line; the details go to the log
+        logged = log_internal_error(error, list(sys.argv[1:] if argv is None else argv))
+        where = (f" The details are in {logged}." if logged is not None
+                 else " The details could not be written to a log file.")
+        print(f"microagg: internal error ({type(error).__name__}: {error}).{where} "
               "Please report it with the command you ran.", file=sys.stderr)
         return EXIT_INTERNAL
 

@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 
 from core.errors import MicroaggError
+from core.io.cells import restore_frame
 from core.io.write import atomic_write
 from core.io.read import read_table
 from core.cli.levels import add_level_options, levels_from_args
@@ -58,6 +59,8 @@ def add_measure_command(subparsers) -> argparse.ArgumentParser:
                               "in rank terms (default 1)")
     command.add_argument("--sheet", help="XLSX sheet of both tables (default: the first)")
     command.add_argument("--summary-json", metavar="PATH", help="write the measures here")
+    command.add_argument("--overwrite", action="store_true",
+                         help="replace the summary file if it exists")
     return command
 
 
@@ -68,8 +71,13 @@ def run_measure(args: argparse.Namespace) -> int:
             if _same_file(args.summary_json, source):
                 raise MicroaggError(f"'{args.summary_json}' is an input file; choose "
                                     "another name for the summary.")
+        if Path(args.summary_json).exists() and not args.overwrite:
+            raise MicroaggError(f"'{args.summary_json}' already exists; choose another "
+                                "name or add --overwrite to replace it.")
     original = read_table(args.original, sheet=args.sheet)
-    masked = read_table(args.masked, sheet=args.sheet)
+    masked = restore_frame(read_table(args.masked, sheet=args.sheet),
+                           "xlsx" if Path(args.masked).suffix.lower() in (".xlsx", ".xlsm")
+                           else "csv")
     levels, orders = levels_from_args(args)
     roles = RoleSpec(quasi_identifiers=tuple(args.qi), confidential=tuple(args.confidential),
                      levels=levels, orders=orders)

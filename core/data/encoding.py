@@ -133,6 +133,19 @@ class Encoding:
         """True when every quasi-identifier is numeric."""
         return all(not a.categorical for a in self.attributes)
 
+    @property
+    def constant(self) -> tuple[str, ...]:
+        """The quasi-identifiers with a single value (they carry no information)."""
+        return tuple(a.name for j, a in enumerate(self.attributes)
+                     if len(self.values) and np.all(self.values[:, j] == self.values[0, j]))
+
+    def total_sum_of_squares(self) -> float:
+        """SST: Σ z² of the numeric attributes plus n per varying categorical one."""
+        numeric = self.columns_of([a.name for a in self.attributes if not a.categorical])
+        varying = sum(a.categorical and a.name not in self.constant for a in self.attributes)
+        Z = self.X[:, numeric]
+        return float(np.einsum("ij,ij->", Z, Z)) + len(self.X) * varying
+
     def attribute(self, name: str) -> AttributeCoding:
         for a in self.attributes:
             if a.name == name:

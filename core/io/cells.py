@@ -13,17 +13,19 @@ CSV
     text: ``-5`` in a numeric column stays ``-5``.
 
 :func:`restore_text` undoes the CSV neutralisation, so the verifier and ``microagg
-verify`` compare a released CSV with its original exactly. (An original text that itself
-began with an apostrophe followed by one of those characters would lose the apostrophe
-there; such text is treated as neutralised.)
+verify`` compare a released CSV with its original exactly. (Text that itself begins
+with apostrophes followed by one of those characters gets one more apostrophe, so the
+round trip is exact.)
 """
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 __all__ = ["FORMULA_STARTS", "is_formula_text", "neutralise_text", "restore_text",
-           "neutralise_frame", "restore_frame"]
+           "neutralise_frame", "restore_frame", "escape_control"]
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -33,29 +35,56 @@ def is_formula_text(value) -> bool:
     return isinstance(value, str) and value.startswith(FORMULA_STARTS)
 
 
+def _looks_neutralised(value: str) -> bool:
+    return value.startswith("'") and value.lstrip("'").startswith(FORMULA_STARTS)
+
+
 def neutralise_text(value):
     """``'`` + ``value`` for formula-like text; anything else unchanged.
+
+    Text that already looks neutralised (``'=x``) gets one more apostrophe, so
+    :func:`restore_text` gives back exactly the original.
 
     Examples
     --------
     >>> neutralise_text("=1+1"), neutralise_text("-5"), neutralise_text(-5)
     ("'=1+1", "'-5", -5)
+    >>> neutralise_text("'=x")
+    "''=x"
     """
-    return "'" + value if is_formula_text(value) else value
+    if isinstance(value, str) and (is_formula_text(value) or _looks_neutralised(value)):
+        return "'" + value
+    return value
 
 
-def restore_text(value):
-    """Undo :func:`neutralise_text`.
+def restore_text(value, kind: str = "csv"):
+    """Undo :func:`neutralise_text` (``kind="csv"``) or :func:`escape_control` (``"xlsx"``).
 
     Examples
     --------
     >>> restore_text("'=1+1"), restore_text("'quoted"), restore_text(3)
     ('=1+1', "'quoted", 3)
+    >>> restore_text("_x000D_=1", "xlsx"), restore_text("'=1", "xlsx")
+    ('\\r=1', "'=1")
     """
-    if isinstance(value, str) and value.startswith("'") and value[1:2] and \
-            value[1:].startswith(FORMULA_STARTS):
-        return value[1:]
-    return value
+    if not isinstance(value, str):
+        return value
+    if kind == "xlsx":
+        return _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), value) if "_x" in value \
+            else value
+    return value[1:] if _looks_neutralised(value) else value
+
+
+_ESCAPED = re.compile(r"_x(00[01][0-9A-F])_")
+
+
+def escape_control(value: str) -> str:
+    """Excel's escape of control characters, ``_x000D_`` for a carriage return.
+
+    XML would turn a carriage return into a line feed; Excel reads the escape back as
+    the character. :func:`restore_text` decodes it for our own readers.
+    """
+    return re.sub(r"[\x00-\x08\x0b-\x1f]", lambda m: f"_x{ord(m.group(0)):04X}_", value)
 
 
 def _text_columns(frame: pd.DataFrame) -> list:
@@ -77,10 +106,14 @@ def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def restore_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy with neutralised text cells and headers restored (a released CSV read back)."""
+def restore_frame(frame: pd.DataFrame, kind: str = "csv") -> pd.DataFrame:
+    """A released file read back, with its text as it was released.
+
+    ``kind`` is ``"csv"`` (neutralised text and headers restored) or ``"xlsx"`` (Excel's
+    control-character escapes decoded).
+    """
     out = frame.copy()
     for column in _text_columns(frame):
-        out[column] = frame[column].map(restore_text, na_action="ignore")
-    out.columns = [restore_text(str(c)) for c in frame.columns]
+        out[column] = frame[column].map(lambda v: restore_text(v, kind), na_action="ignore")
+    out.columns = [restore_text(str(c), kind) for c in frame.columns]
     return out

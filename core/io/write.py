@@ -10,14 +10,15 @@ the colleagues who could read the file before.
 spreadsheet would execute is made inert):
 
 CSV
-    UTF-8; formula-like text and headers neutralised with a leading apostrophe; a float
+    UTF-8 with CRLF line ends (RFC 4180); formula-like text and headers neutralised with a leading apostrophe; a float
     column whose values are all whole numbers is written as integers (``218992``, not
     ``218992.0``); other floats in their shortest round-trip form, so the verifier's
     equality within a class survives the file.
 XLSX
     Streamed with openpyxl's write-only mode (memory does not grow with the rows);
     every text cell, header included, has the string type and is never a formula;
-    numbers are numeric cells with full precision; columns get widths from their header
+    numbers are numeric cells with every digit (openpyxl's 16 significant digits would
+    change some values in the 17th); columns get widths from their header
     and first values. Excel holds at most 1,048,576 rows: a larger table is refused
     before anything is written, pointing to CSV.
 """
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,13 +36,18 @@ import numpy as np
 import pandas as pd
 
 from core.errors import MicroaggError
-from core.io.cells import neutralise_frame
+from core.io.cells import escape_control, neutralise_frame
 from core.io.read import first_line
 
 __all__ = ["atomic_write", "write_table", "EXCEL_MAX_ROWS"]
 
 EXCEL_MAX_ROWS = 1_048_576
 _WIDTH_SAMPLE = 200
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")  # tab and line feed survive XML
+
+
+class _Exact(str):
+    """A float that openpyxl's 16-digit formatting would change: written as its repr."""
 
 
 def _default_mode() -> int:
@@ -93,7 +100,9 @@ def write_table(path: str | os.PathLike, table: pd.DataFrame, *,
     suffix = target.suffix.lower()
     if suffix == ".csv":
         def write(temporary):
-            _csv_ready(table).to_csv(temporary, index=False, encoding="utf-8")
+            # CRLF (RFC 4180): a field holding a bare carriage return is then quoted.
+            _csv_ready(table).to_csv(temporary, index=False, encoding="utf-8",
+                                     lineterminator="\r\n")
     elif suffix == ".xlsx":
         if len(table) + 1 > EXCEL_MAX_ROWS:
             raise MicroaggError(
@@ -142,14 +151,23 @@ def _write_xlsx(path: str, sheets: Sequence[tuple[str, pd.DataFrame]]) -> None:
             sheet.column_dimensions[get_column_letter(j)].width = _width(frame, column)
 
         def text(value):
-            cell = WriteOnlyCell(sheet, value=value)
+            # Control characters (a carriage return) would be normalised away by XML:
+            # Excel's _x000D_ escapes keep them.
+            cell = WriteOnlyCell(sheet, value=escape_control(value)
+                                 if _CONTROL.search(value) else value)
             cell.data_type = "s"  # the string type: never a formula
+            return cell
+
+        def exact(value):
+            cell = WriteOnlyCell(sheet, value=repr(value))
+            cell.data_type = "n"  # a number, written with all its digits
             return cell
 
         sheet.append([text(str(c)) for c in frame.columns])
         columns = [_cell_values(frame[c]) for c in frame.columns]
         for row in zip(*columns):
-            sheet.append([text(v) if isinstance(v, str) else v for v in row])
+            sheet.append([exact(float(v)) if isinstance(v, _Exact) else
+                          text(v) if isinstance(v, str) else v for v in row])
     workbook.save(path)
 
 
@@ -163,7 +181,8 @@ def _cell_values(series: pd.Series) -> list:
         return series.to_numpy(dtype=np.int64).tolist()
     if pd.api.types.is_numeric_dtype(series):
         array = series.to_numpy(dtype=np.float64, na_value=np.nan)
-        return [None if not math.isfinite(v) else v for v in array.tolist()]
+        return [None if not math.isfinite(v) else
+                v if float("%.16g" % v) == v else _Exact(repr(v)) for v in array.tolist()]
     if pd.api.types.is_datetime64_any_dtype(series):
         return [None if pd.isna(v) else v.to_pydatetime() for v in series]
     return [None if _missing(v) else v if isinstance(v, (int, float, bool)) else str(v)

@@ -271,10 +271,7 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
 
     if nominal.any():
         sse = float(encoding.squared_distances(raw_masked).sum())
-        numeric = encoding.columns_of([a.name for a in encoding.attributes
-                                       if not a.categorical])
-        sst = float(np.einsum("ij,ij->", Z[:, numeric], Z[:, numeric])) + \
-            len(original) * sum(a.categorical for a in encoding.attributes)
+        sst = encoding.total_sum_of_squares()
     else:
         diff = Z - Z_masked
         sse = float(np.einsum("ij,ij->", diff, diff))

@@ -18,6 +18,7 @@ from core.errors import MicroaggError
 from core.verify.guarantees import K_ANONYMITY, Guarantee, GuaranteeCheck
 from core.measures.measure import Measures
 from core.measures.partition import Metrics
+from core.pipeline.warnings import ReleaseWarning
 from core.data.roles import RoleSpec
 from core.verify.tcloseness import TClosenessVerification
 from core.verify.kanonymity import Verification
@@ -70,6 +71,10 @@ class AnonymizationResult:
     levels : dict
         Quasi-identifier → measurement level used (``"numeric"``, ``"ordinal"``,
         ``"nominal"``); ``orders`` the category order of each ordinal one.
+    warnings : tuple of ReleaseWarning
+        Why a verified release should still not be published as it is (a group holding
+        most records, very high IL, unique records without a guarantee, a kept column
+        that reveals a quasi-identifier; :mod:`core.pipeline.warnings`). Empty when none.
     """
 
     method: str
@@ -90,6 +95,7 @@ class AnonymizationResult:
     noise: DPResult | None = None
     levels: dict[str, str] = field(default_factory=dict)
     orders: dict[str, tuple] = field(default_factory=dict)
+    warnings: tuple[ReleaseWarning, ...] = ()
 
     @property
     def multiplicative(self) -> bool:
@@ -167,5 +173,7 @@ class AnonymizationResult:
             "smallest_class": v.smallest_class,
             "verifier_il": v.il,
             "verification_notes": list(v.notes),
+            "warnings": [w.message for w in self.warnings],
+            "warning_kinds": [w.kind for w in self.warnings],
             "seconds": self.seconds,
         }

@@ -10,7 +10,9 @@
 4. the released table is now **final**: nothing changes it afterwards;
 5. **measure** it (disclosure risk and information loss, once) and **verify** it with the
    method's guarantee (independent verifiers that read only the original and the final
-   table); a result that misses its guarantee raises :class:`GuaranteeNotMet`.
+   table); a result that misses its guarantee raises :class:`GuaranteeNotMet`;
+6. **warn** where the verified release should still not be published as it is
+   (:mod:`core.pipeline.warnings`).
 
 :func:`anonymize` is the one-call convenience: :func:`core.pipeline.plan.prepare_run`, then
 :func:`run`.
@@ -29,6 +31,7 @@ from core.measures.measure import measure
 from core.measures.partition import partition_metrics
 from core.pipeline.partition import partition_blocks, recode_merged_strata
 from core.pipeline.plan import RunPlan, prepare_run
+from core.pipeline.warnings import release_warnings
 from core.progress import TaskState
 from core.methods.registry import MethodInput
 from core.pipeline.result import AnonymizationResult, GuaranteeNotMet
@@ -110,11 +113,17 @@ def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
     if not check.passed:
         raise GuaranteeNotMet(f"{spec.label} did not produce {check.failure} "
                               "Nothing was released.")
+    metrics = partition_metrics(block_labels, measures)
+    warnings = release_warnings(
+        table, released, roles, group_sizes=np.array([metrics.max_group_size]),
+        il=measures.il, k_prime=measures.k_prime,
+        unique_records=int((measures.record_risk == 1.0).sum()),
+        record_level=spec.guarantee.record_level, constant=plan.encoding.constant)
     state.step(1.0, f"{spec.label}: done")
     encoding = plan.encoding
     return AnonymizationResult(
         method=spec.name, parameters=plan.parameters, roles=roles, labels=labels,
-        masked=released, metrics=partition_metrics(block_labels, measures),
+        masked=released, metrics=metrics, warnings=warnings,
         verification=check.verification, seconds=time.perf_counter() - started,
         blocks=plan.blocks, block_labels=block_labels, guarantee=spec.guarantee,
         strata_merges=tuple(merges), tcloseness=check.closeness, details=details,

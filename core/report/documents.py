@@ -81,6 +81,7 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
         rows += [(f"Laplace scale of '{name}'", value)
                  for name, value in result.noise.summary().get("laplace_scale", {}).items()]
         rows += [("Noise seed", result.noise.seed)]
+    rows += [("Warning", w.message) for w in result.warnings]
     rows += [("Strata merge", line) for line in result.strata_merges]
     rows += [("Verifier note", note) for note in v.notes]
     rows += [(f"Groups of size {size}", count)
@@ -115,6 +116,7 @@ h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 1.5em; }
 table { border-collapse: collapse; } th, td { border: 1px solid #ccc; padding: 4px 8px; }
 th { text-align: left; background: #f3f3f3; font-weight: normal; }
 .passed { color: #1b5e20; font-weight: bold; } .failed { color: #b71c1c; font-weight: bold; }
+.warning { color: #8a4b00; }
 """
 
 
@@ -136,6 +138,9 @@ def write_report(result: AnonymizationResult, path, *, source: str = "") -> Path
         f"<p class=\"{verdict}\">Verification {verdict}: "
         f"{html.escape(result.verification.describe())}</p>\n"
         f"<p>{html.escape(result.guarantee_text)}</p>\n"
+        + (f"<h2 class=\"warning\">Read before publishing</h2>\n<ul class=\"warning\">"
+           + "".join(f"<li>{html.escape(w.message)}</li>" for w in result.warnings)
+           + "</ul>\n" if result.warnings else "") +
         f"<h2>Parameters, metrics and verification</h2>\n<table>\n{rows}\n</table>"
         f"</body></html>\n")
 

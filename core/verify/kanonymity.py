@@ -112,11 +112,7 @@ def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: Role
         notes.insert(0, f"Column '{column}' releases {count} value(s) that are not "
                         "categories of the original.")
     within = float(encoding.squared_distances(released).sum())
-    numeric = encoding.columns_of([a.name for a in encoding.attributes
-                                   if not a.categorical])
-    centred = encoding.X[:, numeric]
-    total = float(np.einsum("ij,ij->", centred, centred)) + \
-        len(original) * sum(a.categorical for a in encoding.attributes)
+    total = encoding.total_sum_of_squares()
 
     smallest = min(smallest_by_block)
     return Verification(

@@ -1,0 +1,142 @@
+"""Warnings on a release that verifies but should not be published as it is.
+
+A verifier answers "does the guarantee hold?"; a release board also asks "is the file
+worth releasing, and does anything left in it undo the masking?". These checks run once,
+on the final released table, and every result carries what they found
+(:attr:`AnonymizationResult.warnings`): the summary JSON, the report, the GUI banner
+(which also asks before an export) and the command line's stderr show them.
+
+The checks and their thresholds:
+
+dominant group
+    One group holds more than half of the records (``DOMINANT_SHARE``): its members are
+    released as one value per attribute. tc-merge on Census at t = 0.15 merges all 1,080
+    records into one group: verified, and useless.
+high information loss
+    IL of at least ``HIGH_IL`` percent.
+unique records without a guarantee
+    A method that promises no k-anonymity (individual ranking, Mic1D-k) whose release
+    leaves real anonymity k′ below ``LOW_K_PRIME`` or more than ``UNIQUE_SHARE`` of the
+    records alone in their class.
+a kept column that reveals a quasi-identifier
+    A column released as it is (confidential or non-confidential) that determines a
+    quasi-identifier (every value of the column goes with one value of it) or is
+    determined by it, in the original table. Adult's ``education`` maps one-to-one to
+    ``education-num``: masking ``education-num`` while releasing ``education`` protects
+    nothing. Only codings count: the determining side must have at most half as many
+    distinct values as records (a column unique to every record determines everything
+    trivially, and its mapping is not public knowledge), and the other side at least two.
+constant quasi-identifier
+    It carries no information: it is released as it is and adds nothing to SST.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from core.data.roles import RoleSpec
+
+__all__ = ["ReleaseWarning", "release_warnings", "DOMINANT_SHARE", "HIGH_IL",
+           "LOW_K_PRIME", "UNIQUE_SHARE"]
+
+DOMINANT_SHARE = 0.5
+HIGH_IL = 50.0
+LOW_K_PRIME = 2.0
+UNIQUE_SHARE = 0.05
+_SAMPLE = 50_000  # rows to refute a dependency quickly before checking all of them
+
+
+@dataclass(frozen=True)
+class ReleaseWarning:
+    """One finding: ``kind`` names the check; ``message`` says it in plain words."""
+
+    kind: str
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpec, *,
+                     group_sizes: np.ndarray, il: float, k_prime: float,
+                     unique_records: int, record_level: bool,
+                     constant: tuple[str, ...] = ()) -> tuple[ReleaseWarning, ...]:
+    """Every warning on ``released`` (module notes); an empty tuple when there is none."""
+    n = len(table)
+    found: list[ReleaseWarning] = []
+    largest = int(group_sizes.max()) if len(group_sizes) else 0
+    if n and largest > DOMINANT_SHARE * n:
+        found.append(ReleaseWarning(
+            "dominant-group",
+            f"One group holds {largest:,} of the {n:,} records ({100 * largest / n:.0f} %): "
+            "they are all released with the same quasi-identifier values. The release "
+            "keeps little information; try a larger t, a smaller k or another method."))
+    if il >= HIGH_IL:
+        found.append(ReleaseWarning(
+            "high-information-loss",
+            f"Information loss is {il:.1f} % (100 % is one value per attribute for the "
+            "whole table): check that the released data are still useful."))
+    if not record_level and n and (k_prime < LOW_K_PRIME or unique_records > UNIQUE_SHARE * n):
+        found.append(ReleaseWarning(
+            "unique-records",
+            f"This method promises no k-anonymity, and {unique_records:,} records "
+            f"({100 * unique_records / n:.1f} %) are alone in their class (k′ = "
+            f"{k_prime:.2f}): they can be singled out from their quasi-identifiers."))
+    for column in constant:
+        found.append(ReleaseWarning(
+            "constant-quasi-identifier",
+            f"Quasi-identifier '{column}' has one value for every record: it carries no "
+            "information and is released as it is."))
+    found += _revealing_columns(table, roles)
+    return tuple(found)
+
+
+def _revealing_columns(table: pd.DataFrame, roles: RoleSpec) -> list[ReleaseWarning]:
+    kept = [c for c in table.columns if c in roles.confidential
+            or (c not in roles.quasi_identifiers and c not in roles.identifiers
+                and c not in roles.strata)]
+    if not kept:
+        return []
+    n = len(table)
+    codes = {c: _codes(table[c]) for c in set(kept) | set(roles.quasi_identifiers)}
+    distinct = {c: int(codes[c].max()) + 1 if n else 0 for c in codes}
+    found = []
+    for column in kept:
+        for qi in roles.quasi_identifiers:
+            if distinct[qi] < 2 or distinct[column] < 2:
+                continue
+            if distinct[column] <= n / 2 and _determines(codes[column], codes[qi]):
+                relation = ("maps one-to-one to" if distinct[column] == distinct[qi]
+                            and _determines(codes[qi], codes[column]) else "determines")
+            elif distinct[qi] <= n / 2 and _determines(codes[qi], codes[column]):
+                relation = "is determined by"
+            else:
+                continue
+            found.append(ReleaseWarning(
+                "kept-column-reveals",
+                f"Column '{column}', released as it is, {relation} quasi-identifier "
+                f"'{qi}' in the original table: whoever reads '{column}' "
+                + ("learns the original '{0}'".format(qi) if relation != "is determined by"
+                   else f"can tell apart records whose '{qi}' was masked together")
+                + f". Make '{column}' a quasi-identifier too, or leave it out."))
+    return found
+
+
+def _codes(series: pd.Series) -> np.ndarray:
+    codes, _ = pd.factorize(series, use_na_sentinel=False)
+    return codes.astype(np.int64)
+
+
+def _determines(source: np.ndarray, target: np.ndarray) -> bool:
+    """True when every value of ``source`` goes with a single value of ``target``."""
+    for rows in (slice(0, _SAMPLE), slice(None)):
+        s, t = source[rows], target[rows]
+        pairs = np.unique(s * (int(target.max()) + 1) + t)
+        if pairs.size != np.unique(s).size:
+            return False
+        if len(source) <= _SAMPLE:
+            break
+    return True

