@@ -58,10 +58,12 @@ def test_spec_is_frozen():
         spec.quasi_identifiers = ("b",)
 
 
-def test_constant_column(table):
+def test_constant_column_is_released_with_a_warning(table):
     table = table.assign(flat=7)
-    with pytest.raises(MicroaggError, match="'flat' is constant"):
-        anonymize(table, RoleSpec(quasi_identifiers=("age", "flat")), k=2)
+    result = anonymize(table, RoleSpec(quasi_identifiers=("age", "flat")), k=2)
+    assert result.passed and (result.masked["flat"] == 7).all()
+    assert [w.kind for w in result.warnings] == ["constant-quasi-identifier"]
+    assert "'flat'" in result.warnings[0].message
 
 
 def test_missing_values_say_column_and_count(table):

@@ -105,12 +105,12 @@ def test_cli_strata_blocks_and_growth(tmp_path, sample_path, capsys):
     assert main(["verify", str(sample_path), str(out), "--qi", *QI, "--k", "4",
                  "--strata", "region"]) == 0
     assert main(["anonymize", str(sample_path), "-o", str(out), "--qi", *QI, "--k", "4",
-                 "--method", "gsms", "--growth", "nc"]) == 2
+                 "--method", "gsms", "--growth", "nc", "--overwrite"]) == 2
     assert "must be one of 'nn'" in capsys.readouterr().err
     assert main(["anonymize", str(sample_path), "-o", str(out), "--qi", *QI, "--k", "4",
-                 "--blocks", "age,income;hours_worked,years_education"]) == 0
+                 "--blocks", "age,income;hours_worked,years_education", "--overwrite"]) == 0
     assert main(["verify", str(sample_path), str(out), "--qi", *QI, "--k", "4",
-                 "--blocks", "age,income;hours_worked,years_education"]) == 0
+                 "--blocks", "age,income;hours_worked,years_education", "--overwrite"]) == 0
     assert main(["verify", str(sample_path), str(out), "--qi", *QI, "--k", "4"]) == 1
 
 
