@@ -1,169 +1,229 @@
-"""Reading tables from files and writing results atomically.
+"""Reading a table from a file: read right, or refused with a message naming the file.
 
-Reading: CSV/TSV/TXT (delimiter and encoding detected: UTF-8, UTF-8 with BOM, Latin-1;
-a semicolon-separated file with decimal commas is read as numbers), XLSX (openpyxl in
-read-only mode; a named sheet, the first by default) and Stata ``.dta``. The input file
-is only ever opened for reading.
+Formats: CSV/TSV/TXT (:mod:`core.io.read_text`: encoding, delimiter, header line and each
+column's decimal mark and thousands separator detected or given), XLSX/XLSM
+(:mod:`core.io.read_xlsx`: a named sheet, the first by default) and Stata ``.dta``. The
+input file is only ever opened for reading.
 
-Writing: :func:`write_table` writes to a temporary file in the target folder and renames
-it over the target, so a failed or interrupted export never leaves a partial file.
+Every problem raises :class:`~core.errors.MicroaggError` (no other exception type leaves
+this module) with one line in the user's terms: the file, and the line, column, cell or
+option at fault. :func:`read_table_with_report` also says what was detected
+(:class:`~core.io.read_report.ReadReport`), so it can be repeated with explicit options.
 """
 
 from __future__ import annotations
 
-import csv
-import io
+import codecs
 import os
-from collections.abc import Iterable
+import struct
 from pathlib import Path
 
 import pandas as pd
 
 from core.errors import MicroaggError
+from core.io.number_format import DECIMALS, SPACES, THOUSANDS, describe_separator
+from core.io.read_report import ReadReport, Recorder, column_names
+from core.io.read_text import read_text
+from core.io.read_xlsx import read_xlsx
+from core.io.read_xlsx import sheet_names as _sheet_names
 
-__all__ = ["read_table", "sheet_names", "READABLE_SUFFIXES", "first_line"]
+__all__ = ["read_table", "read_table_with_report", "ReadReport", "sheet_names",
+           "READABLE_SUFFIXES", "first_line"]
 
 READABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".xlsx", ".xlsm", ".dta")
-_DELIMITERS = (",", ";", "\t", "|")
-_SAMPLE_BYTES = 256 * 1024
+_TEXT, _EXCEL = (".csv", ".tsv", ".txt"), (".xlsx", ".xlsm")
+_KINDS = {".xlsx": "an Excel workbook", ".xlsm": "an Excel workbook", ".dta": "a Stata file"}
+_STATA_OLD = range(104, 120)  # the first byte of formats 104-119 before the XML-like ones
 
 
-def read_table(path: str | os.PathLike, *, sheet: str | int | None = None) -> pd.DataFrame:
-    """Read a table; raise :class:`MicroaggError` naming the file on any problem."""
-    path = Path(path)
-    if not path.exists():
-        raise MicroaggError(f"File '{path}' does not exist.")
-    if path.is_dir():
-        raise MicroaggError(f"'{path}' is a folder, not a table file.")
-    suffix = path.suffix.lower()
+def read_table(path: str | os.PathLike, *, sheet: str | int | None = None,
+               delimiter: str | None = None, decimal: str | None = None,
+               thousands: str | None = None, encoding: str | None = None,
+               skip_rows: int | None = None, header_row: int | None = None) -> pd.DataFrame:
+    """Read a table; :func:`read_table_with_report` without the report.
+
+    Examples
+    --------
+    >>> table = read_table("survey.csv", decimal=",", thousands=".")  # doctest: +SKIP
+    """
+    return read_table_with_report(
+        path, sheet=sheet, delimiter=delimiter, decimal=decimal, thousands=thousands,
+        encoding=encoding, skip_rows=skip_rows, header_row=header_row)[0]
+
+
+def read_table_with_report(path: str | os.PathLike, *, sheet: str | int | None = None,
+                           delimiter: str | None = None, decimal: str | None = None,
+                           thousands: str | None = None, encoding: str | None = None,
+                           skip_rows: int | None = None, header_row: int | None = None
+                           ) -> tuple[pd.DataFrame, ReadReport]:
+    """Read a table and report the settings used and what was noticed.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.csv``, ``.tsv``, ``.txt``, ``.xlsx``, ``.xlsm`` or ``.dta`` file.
+    sheet : str or int, optional
+        Workbook sheet, by name or 0-based position; the first by default. Ignored for
+        other files (a command may read a CSV and a workbook with the same options).
+    delimiter : str, optional
+        One character; detected among ``,`` ``;`` tab ``|`` by default.
+    decimal : {'.', ','}, optional
+        The decimal mark. Detected per file from the numbers that show it; a column whose
+        numbers read differently with either mark (``50.900``) is refused when it cannot
+        be told.
+    thousands : str, optional
+        The thousands separator (``.``, ``,``, space, ``'``, no-break or narrow no-break
+        space), ``''`` for none. Detected per column by default.
+    encoding : str, optional
+        Any Python codec name. Detected by default: byte-order mark (UTF-8, UTF-16,
+        UTF-32), else UTF-8, else Latin-1.
+    skip_rows : int, optional
+        Lines (sheet rows) before the header; a title line is refused unless given.
+    header_row : int, optional
+        The 1-based line (sheet row) of the header: ``skip_rows = header_row - 1``.
+
+    Returns
+    -------
+    table : DataFrame, shape (n_records, n_columns)
+        Unique, stripped column names; numbers as int64/float64.
+    report : ReadReport
+        ``settings`` (each ``{"value", "source"}``) and ``notes``.
+
+    Examples
+    --------
+    >>> table, report = read_table_with_report("eu.csv")  # doctest: +SKIP
+    >>> report.settings["decimal"]  # doctest: +SKIP
+    {'value': ',', 'source': 'detected'}
+    """
+    given = dict(delimiter=delimiter, decimal=decimal, thousands=thousands,
+                 encoding=encoding)
+    skip_rows = _validate(sheet, given, skip_rows, header_row)
     try:
-        if suffix in (".csv", ".tsv", ".txt"):
-            table = _read_csv(path)
-        elif suffix in (".xlsx", ".xlsm"):
-            table = _read_xlsx(path, sheet)
-        elif suffix == ".dta":
-            table = pd.read_stata(path)
+        path = Path(path)
+        name = path.name or str(path)
+    except TypeError:
+        raise MicroaggError(f"path must be a file name; got {type(path).__name__}.") from None
+    suffix = path.suffix.lower()
+    recorder = Recorder()
+    try:
+        _check_path(path, suffix)
+        if suffix in _TEXT:
+            table = read_text(path, encoding=encoding, delimiter=delimiter, decimal=decimal,
+                              thousands=thousands, skip_rows=skip_rows, recorder=recorder)
+            if sheet is not None:
+                recorder.note("The sheet option does not apply to a text file; ignored.")
         else:
-            raise MicroaggError(
-                f"'{path.name}': unsupported file type '{suffix or '(none)'}'. "
-                f"Use one of: {', '.join(READABLE_SUFFIXES)}."
-            )
+            for option, value in given.items():
+                if value is not None:
+                    recorder.note(f"The {option} option does not apply to {_KINDS[suffix]}; "
+                                  "ignored.")
+            if suffix in _EXCEL:
+                table = read_xlsx(path, sheet=sheet, skip_rows=skip_rows, recorder=recorder)
+            else:
+                if skip_rows is not None:
+                    recorder.note("The header row options do not apply to a Stata file; "
+                                  "ignored.")
+                table = _read_stata(path)
     except MicroaggError:
         raise
-    except (OSError, ValueError, KeyError, UnicodeError, pd.errors.ParserError) as error:
-        raise MicroaggError(f"Could not read '{path.name}': {first_line(error)}") from None
+    except MemoryError:
+        raise MicroaggError(f"'{name}' is too large to read into memory.") from None
+    except OSError as error:
+        raise MicroaggError(f"Could not read '{name}': "
+                            f"{error.strerror or first_line(error)}.") from None
+    except Exception as error:  # noqa: BLE001 - the last guard: only our type leaves
+        raise MicroaggError(f"Could not read '{name}': {first_line(error)}") from None
     if table.shape[1] == 0 or len(table) == 0:
-        raise MicroaggError(f"'{path.name}' has no data rows.")
-    table.columns = _unique_names(table.columns, path.name)
-    return table
+        raise MicroaggError(f"'{name}' has no data rows.")
+    table.columns = column_names(table.columns, name)
+    return table, recorder.report()
 
 
 def sheet_names(path: str | os.PathLike) -> list[str]:
     """The worksheet names of an XLSX file, in workbook order."""
-    import openpyxl
-
+    path = Path(path)
     try:
-        workbook = openpyxl.load_workbook(path, read_only=True)
-    except Exception as error:  # openpyxl raises many types for a broken file
-        raise MicroaggError(f"Could not open '{Path(path).name}' as XLSX: "
+        _check_path(path, path.suffix.lower())
+        return _sheet_names(path)
+    except MicroaggError:
+        raise
+    except Exception as error:
+        raise MicroaggError(f"Could not open '{path.name}' as XLSX: "
                             f"{first_line(error)}") from None
-    try:
-        return list(workbook.sheetnames)
-    finally:
-        workbook.close()
-
-
-def _read_xlsx(path: Path, sheet: str | int | None) -> pd.DataFrame:
-    names = sheet_names(path)
-    if sheet is None:
-        sheet = names[0]
-    elif isinstance(sheet, str) and sheet not in names:
-        raise MicroaggError(
-            f"'{path.name}' has no sheet '{sheet}'. Its sheets: {', '.join(names)}."
-        )
-    # pandas opens the workbook with openpyxl in read-only, values-only mode.
-    return pd.read_excel(path, sheet_name=sheet, engine="openpyxl")
-
-
-def _read_csv(path: Path) -> pd.DataFrame:
-    with open(path, "rb") as handle:
-        sample = handle.read(_SAMPLE_BYTES)
-    if not sample.strip():
-        raise MicroaggError(f"'{path.name}' is empty.")
-    if b"\x00" in sample:
-        raise MicroaggError(f"'{path.name}' is not a text file (it contains NUL bytes).")
-    encoding = _detect_encoding(sample)
-    text = sample.decode(encoding, errors="replace")
-    delimiter = _detect_delimiter(text, path)
-    decimal = "," if delimiter == ";" and _uses_decimal_comma(text, delimiter) else "."
-    header = next(csv.reader(io.StringIO(text), delimiter=delimiter), [])
-    _unique_names(header, path.name)  # pandas would silently rename a repeated name
-    # pandas >= 3 parses floats round-trip: a masked value written by us reads back bit
-    # for bit, so the verifier's equivalence classes are the same after a CSV export.
-    return pd.read_csv(path, sep=delimiter, encoding=encoding, decimal=decimal,
-                       skipinitialspace=True)
-
-
-def _detect_encoding(sample: bytes) -> str:
-    if sample.startswith(b"\xef\xbb\xbf"):
-        return "utf-8-sig"
-    try:
-        sample.decode("utf-8")
-        return "utf-8"
-    except UnicodeDecodeError as error:
-        # A sample cut in the middle of a multi-byte character is still UTF-8.
-        if error.start >= len(sample) - 3 and error.reason == "unexpected end of data":
-            return "utf-8"
-        return "latin-1"
-
-
-def _detect_delimiter(text: str, path: Path) -> str:
-    lines = [line for line in text.splitlines()[:50] if line.strip()]
-    if len(lines) > 1 and len(text) >= _SAMPLE_BYTES:
-        lines = lines[:-1]  # the last line of a cut sample may be partial
-    best, best_score = ",", (0, 0)
-    for delimiter in _DELIMITERS:
-        rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=delimiter))
-        widths = [len(row) for row in rows]
-        if not widths or widths[0] < 2:
-            continue
-        consistent = sum(w == widths[0] for w in widths)
-        score = (consistent, widths[0])
-        if score > best_score:
-            best, best_score = delimiter, score
-    return best
-
-
-def _uses_decimal_comma(text: str, delimiter: str) -> bool:
-    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))[1:20]
-    cells = [cell.strip() for row in rows for cell in row if cell.strip()]
-    comma_numbers = [c for c in cells if _is_number(c.replace(",", ".", 1)) and "," in c]
-    return bool(comma_numbers) and not any("." in c and _is_number(c) for c in cells)
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
-
-
-def _unique_names(columns: Iterable, file_name: str) -> list[str]:
-    names = [str(c).strip() for c in columns]
-    for i, name in enumerate(names):
-        if not name or name.startswith("Unnamed: "):
-            names[i] = f"column_{i + 1}"
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
-            raise MicroaggError(
-                f"'{file_name}' has two columns named '{name}'. Rename one of them."
-            )
-        seen.add(name)
-    return names
 
 
 def first_line(error: BaseException) -> str:
+    """The first line of an exception's message (its type name when it has none)."""
     text = str(error).strip().splitlines()
     return text[0] if text else type(error).__name__
+
+
+def _validate(sheet, given: dict, skip_rows, header_row) -> int | None:
+    """Check the options once; the number of lines before the header (or ``None``)."""
+    delimiter, decimal, thousands, encoding = given.values()
+    if sheet is not None and (isinstance(sheet, bool) or not isinstance(sheet, (str, int))
+                              or (isinstance(sheet, int) and sheet < 0)):
+        _invalid("sheet", "a sheet name or a position from 0", sheet)
+    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1
+                                  or delimiter in '"\r\n' or delimiter.isalnum()):
+        _invalid("delimiter", "one character such as ',', ';', '\\t' or '|'", delimiter)
+    if decimal is not None and (not isinstance(decimal, str) or decimal not in DECIMALS):
+        _invalid("decimal", "'.' or ','", decimal)
+    if thousands is not None and (not isinstance(thousands, str)
+                                  or thousands not in THOUSANDS + tuple(SPACES) + ("",)):
+        allowed = ", ".join(describe_separator(t) for t in THOUSANDS)
+        _invalid("thousands", f"one of {allowed}, or '' for none", thousands)
+    if decimal is not None and decimal == thousands:
+        raise MicroaggError(f"decimal and thousands must differ; both are '{decimal}'.")
+    if encoding is not None:
+        try:
+            codecs.lookup(encoding)
+        except (LookupError, TypeError):
+            _invalid("encoding", "a known encoding such as utf-8, latin-1, cp1252 or "
+                     "utf-16", encoding)
+    for option, value, lowest in (("skip_rows", skip_rows, 0), ("header_row", header_row, 1)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < lowest):
+            _invalid(option, f"a whole number from {lowest}", value)
+    if skip_rows is not None and header_row is not None:
+        raise MicroaggError("Give skip_rows or header_row, not both (header_row N is "
+                            "skip_rows N-1).")
+    return header_row - 1 if header_row is not None else skip_rows
+
+
+def _invalid(option: str, allowed: str, received) -> None:
+    raise MicroaggError(f"{option} must be {allowed}; got {received!r}.")
+
+
+def _check_path(path: Path, suffix: str) -> None:
+    if path.is_dir():
+        raise MicroaggError(f"'{path}' is a folder, not a table file. Choose a file inside "
+                            f"it ({', '.join(READABLE_SUFFIXES)}).")
+    if not path.exists():
+        raise MicroaggError(f"File '{path}' does not exist.")
+    if suffix not in READABLE_SUFFIXES:
+        raise MicroaggError(f"'{path.name}': unsupported file type '{suffix or '(none)'}'. "
+                            f"Use one of: {', '.join(READABLE_SUFFIXES)}.")
+
+
+def _read_stata(path: Path) -> pd.DataFrame:
+    truncated = MicroaggError(f"'{path.name}' is not a complete Stata file: it is truncated "
+                              "(it ends before the data it declares). Copy or export it "
+                              "again from Stata.")
+    with open(path, "rb") as handle:
+        head = handle.read(11)
+        if head == b"<stata_dta>":  # formats 117-119 close with a tag: check it is there
+            handle.seek(max(0, path.stat().st_size - 64))
+            if not handle.read().rstrip().endswith(b"</stata_dta>"):
+                raise truncated
+        elif not head or head[0] not in _STATA_OLD:
+            raise MicroaggError(f"'{path.name}' is not a Stata .dta file.")
+    try:
+        return pd.read_stata(path)
+    except (struct.error, EOFError):
+        raise truncated from None
+    except ValueError as error:
+        if "buffer is smaller" in str(error):
+            raise truncated from None
+        raise MicroaggError(f"'{path.name}' could not be read as a Stata file: it is "
+                            "damaged.") from None

@@ -1,0 +1,80 @@
+"""What a read did: the settings it used and plain-language notes (:class:`ReadReport`).
+
+Every reader fills a :class:`Recorder`; :func:`core.io.read.read_table_with_report` hands
+the frozen :class:`ReadReport` to the caller, so a user can see (and repeat with options)
+what was detected. Also the one place that turns a header into column names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from core.errors import MicroaggError
+
+__all__ = ["ReadReport", "Recorder", "column_names", "SETTINGS"]
+
+SETTINGS = ("delimiter", "decimal", "thousands", "encoding", "header_line", "sheet")
+
+
+@dataclass(frozen=True)
+class ReadReport:
+    """The settings a read used and what it noticed.
+
+    Attributes
+    ----------
+    settings : dict
+        One entry per name in :data:`SETTINGS`: ``{"value": ..., "source": ...}``, the
+        source being ``"given"`` (an option), ``"detected"``, ``"default"`` (nothing to
+        detect from: e.g. no number with a decimal part) or ``"not applicable"`` (a
+        delimiter for a workbook). ``header_line`` is the 1-based line (or sheet row) of
+        the header.
+    notes : tuple of str
+        Plain sentences, e.g. ``"Dropped 3 empty rows at the end of the file."``.
+
+    Examples
+    --------
+    >>> report = ReadReport({"delimiter": {"value": ";", "source": "detected"}}, ())
+    >>> report.settings["delimiter"]["value"]
+    ';'
+    """
+
+    settings: dict
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class Recorder:
+    """Collects settings and notes while a file is read; :meth:`report` freezes them."""
+
+    settings: dict = field(default_factory=lambda: {
+        name: {"value": None, "source": "not applicable"} for name in SETTINGS})
+    notes: list[str] = field(default_factory=list)
+
+    def set(self, name: str, value, source: str) -> None:
+        self.settings[name] = {"value": value, "source": source}
+
+    def note(self, sentence: str) -> None:
+        self.notes.append(sentence)
+
+    def report(self) -> ReadReport:
+        return ReadReport({k: dict(v) for k, v in self.settings.items()}, tuple(self.notes))
+
+
+def column_names(header: Iterable, file_name: str) -> list[str]:
+    """The header's names as the table's columns: stripped, blanks named ``column_<i>``.
+
+    A repeated name is refused (pandas would silently rename it ``name.1``).
+    """
+    names = [str(c).strip() if c is not None else "" for c in header]
+    for i, name in enumerate(names):
+        if not name or name.startswith("Unnamed: "):
+            names[i] = f"column_{i + 1}"
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise MicroaggError(
+                f"'{file_name}' has two columns named '{name}'. Rename one of them."
+            )
+        seen.add(name)
+    return names

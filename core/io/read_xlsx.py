@@ -1,0 +1,198 @@
+"""Reading an Excel workbook (.xlsx, .xlsm): one sheet, header found, error cells refused.
+
+openpyxl reads the sheet in read-only mode, once: the cells are converted as pandas'
+``read_excel`` converts them, error cells (``#DIV/0!``, ``#N/A``, ...) are collected on
+the way (pandas would make them missing values), and pandas' ``TextParser`` (what
+``read_excel`` itself uses) infers the column types. A workbook that is not a ZIP package
+(a password-protected one is an encrypted OLE file; an old ``.xls`` renamed) is named for
+what it is before openpyxl sees it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from pandas.io.parsers import (
+    TextParser,  # read_excel's own parser: same types as before
+)
+
+from core.errors import MicroaggError
+from core.io.read_report import Recorder, column_names
+
+__all__ = ["read_xlsx", "sheet_names"]
+
+_OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_ENCRYPTED = ("EncryptionInfo".encode("utf-16-le"), "EncryptedPackage".encode("utf-16-le"))
+_ERRORS_SHOWN = 5
+
+
+def sheet_names(path: Path) -> list[str]:
+    """The worksheet names of a workbook, in workbook order."""
+    workbook = _open(path)
+    try:
+        return list(workbook.sheetnames)
+    finally:
+        workbook.close()
+
+
+def read_xlsx(path: Path, *, sheet: str | int | None, skip_rows: int | None,
+              recorder: Recorder) -> pd.DataFrame:
+    """Read one sheet; ``skip_rows`` rows before the header (else the first non-empty row).
+
+    Raises
+    ------
+    MicroaggError
+        For an encrypted or non-workbook file, a missing sheet, an empty first sheet when
+        another has data, a title row above the header, or error cells in the table.
+    """
+    workbook = _open(path)
+    try:
+        names = list(workbook.sheetnames)
+        name = _choose_sheet(path, names, sheet)
+        rows, errors, trailing = _sheet_rows(workbook[name])
+        if sheet is None and not rows:
+            _refuse_empty_first_sheet(path, workbook, names)
+    finally:
+        workbook.close()
+    recorder.set("sheet", name, "given" if sheet is not None else "default")
+    start = _header_row(path, name, rows, skip_rows)
+    recorder.set("header_line", start + 1, "given" if skip_rows is not None else "detected")
+    if start >= len(rows):
+        return pd.DataFrame()
+    width = max(len(row) for row in rows[start:])
+    header = column_names(rows[start] + [""] * (width - len(rows[start])), path.name)
+    errors = [e for e in errors if e[0] > start]
+    if errors:
+        raise MicroaggError(_error_cells_message(path, name, header, errors))
+    if trailing:
+        rows_word = "row" if trailing == 1 else "rows"
+        recorder.note(f"Dropped {trailing} empty {rows_word} at the end of sheet '{name}'.")
+    if len(rows) == start + 1:
+        return pd.DataFrame(columns=header)
+    # The parser renames nothing: names are ours, rows are padded to the header's width.
+    body = [row + [""] * (len(header) - len(row)) for row in rows[start + 1:]]
+    return TextParser([header] + body, header=0, skip_blank_lines=False).read()
+
+
+def _open(path: Path):
+    with open(path, "rb") as handle:
+        head = handle.read(8)
+    if head == _OLE:
+        data = path.read_bytes()
+        if any(marker in data for marker in _ENCRYPTED):
+            raise MicroaggError(
+                f"'{path.name}' is password-protected (encrypted), so it cannot be read. "
+                "Open it in Excel and save an unprotected copy (File > Info > Protect "
+                "Workbook > Encrypt with Password, then clear the password), and read that.")
+        raise MicroaggError(
+            f"'{path.name}' is an old Excel 97-2003 workbook (.xls) with an .xlsx name. "
+            "Open it in Excel and save it as an Excel Workbook (.xlsx).")
+    if not head.startswith(b"PK"):
+        raise MicroaggError(f"'{path.name}' is not an Excel workbook (.xlsx): it is damaged "
+                            "or another kind of file.")
+    import openpyxl
+
+    try:
+        return openpyxl.load_workbook(path, read_only=True, data_only=True, keep_links=False)
+    except Exception:  # a damaged package raises zipfile, KeyError or XML errors
+        raise MicroaggError(f"'{path.name}' could not be opened as an Excel workbook: it is "
+                            "damaged or was not saved by a spreadsheet program.") from None
+
+
+def _choose_sheet(path: Path, names: list[str], sheet: str | int | None) -> str:
+    if sheet is None:
+        return names[0]
+    if isinstance(sheet, int):
+        if 0 <= sheet < len(names):
+            return names[sheet]
+        raise MicroaggError(f"'{path.name}' has no sheet number {sheet} (it has "
+                            f"{len(names)}: {', '.join(names)}).")
+    if sheet not in names:
+        raise MicroaggError(
+            f"'{path.name}' has no sheet '{sheet}'. Its sheets: {', '.join(names)}.")
+    return sheet
+
+
+def _sheet_rows(worksheet) -> tuple[list[list], list[tuple[int, int, str]], int]:
+    """The rows as pandas converts them, the error cells (row, column, text), and the
+    number of empty rows dropped at the end."""
+    # Declared dimensions can be wrong (pandas GH 39486): let openpyxl find the extent.
+    worksheet.reset_dimensions()
+    rows, errors, last = [], [], -1
+    for number, row in enumerate(worksheet.rows, start=1):
+        values, has_error = [], False
+        for column, cell in enumerate(row, start=1):
+            value = cell.value
+            if value is None:
+                values.append("")
+            elif cell.data_type == "e":
+                errors.append((number, column, str(value)))
+                values.append("")
+                has_error = True
+            elif cell.data_type == "n" and not isinstance(value, bool):
+                whole = int(value)
+                values.append(whole if whole == value else float(value))
+            else:
+                values.append(value)
+        while values and values[-1] == "":
+            values.pop()
+        if values or has_error:
+            last = number - 1
+        rows.append(values)
+    return rows[:last + 1], errors, len(rows) - (last + 1)
+
+
+def _header_row(path: Path, sheet: str, rows: list[list], skip: int | None) -> int:
+    start = skip or 0
+    filled = [i for i in range(start, len(rows)) if any(v != "" for v in rows[i])]
+    if not filled:
+        return len(rows)
+    first = filled[0]
+    count = sum(v != "" for v in rows[first])
+    if skip is None and count == 1:
+        wide = next((i for i in filled[1:10] if sum(v != "" for v in rows[i]) >= 2), None)
+        if wide is not None:
+            title = next(v for v in rows[first] if v != "")
+            raise MicroaggError(
+                f"'{path.name}' sheet '{sheet}' row {first + 1} looks like a title "
+                f"('{str(title)[:40]}'), not a header: it has one cell and row {wide + 1} "
+                f"has {sum(v != '' for v in rows[wide])}. Pass --skip-rows {wide} to start "
+                f"at the header in row {wide + 1} (or --skip-rows {start} to read row "
+                f"{first + 1} as the header).")
+    return first
+
+
+def _refuse_empty_first_sheet(path: Path, workbook, names: list[str]) -> None:
+    with_data = [n for n in names[1:] if _has_data(workbook[n])]
+    if with_data:
+        raise MicroaggError(
+            f"'{path.name}': the first sheet, '{names[0]}', is empty. Its sheets: "
+            f"{', '.join(names)}. Choose the sheet with the table, e.g. "
+            f"--sheet {_quoted(with_data[0])}.")
+
+
+def _quoted(name: str) -> str:
+    return f'"{name}"' if any(c.isspace() for c in name) else name
+
+
+def _has_data(worksheet) -> bool:
+    for number, row in enumerate(worksheet.iter_rows(values_only=True)):
+        if any(value is not None and value != "" for value in row):
+            return True
+        if number > 1000:
+            return False
+    return False
+
+
+def _error_cells_message(path: Path, sheet: str, header: list[str],
+                         errors: list[tuple[int, int, str]]) -> str:
+    from openpyxl.utils import get_column_letter
+
+    shown = [f"cell {get_column_letter(c)}{r} (column "
+             f"'{header[c - 1] if c <= len(header) else get_column_letter(c)}', row {r}): "
+             f"{text}" for r, c, text in errors[:_ERRORS_SHOWN]]
+    more = f"; and {len(errors) - _ERRORS_SHOWN} more" if len(errors) > _ERRORS_SHOWN else ""
+    return (f"'{path.name}' sheet '{sheet}' has error cells (Excel formula errors, not "
+            f"values): {'; '.join(shown)}{more}. Fix the formulas or clear those cells in "
+            "Excel, then save again.")
