@@ -22,8 +22,9 @@ from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QMainWindow, Q
 
 from core import (AnonymizationResult, MicroaggError, Role, SmallStratumError, TaskState,
                   get_method, prepare_run, read_table, run)
-from core.io.read import READABLE_SUFFIXES, sheet_names
+from core.io import READABLE_SUFFIXES, read_table_with_report, sheet_names
 from core.report.documents import export_result, write_report
+from microagg_desktop.import_dialog import ImportDialog
 from microagg_desktop.method_panel import MethodPanel
 from microagg_desktop.paths import resource_path
 from microagg_desktop.results_panel import ResultsPanel
@@ -73,6 +74,7 @@ class MainWindow(QMainWindow):
     def __init__(self, parent=None):
         super().__init__(parent)
         self._request: dict = {}  # the settings of the last run started
+        self.read_notes: list[str] = []  # what the reader noticed in the open file
         self.table: pd.DataFrame | None = None
         self.source = ""
         self._last_folder = QStandardPaths.writableLocation(
@@ -134,6 +136,9 @@ class MainWindow(QMainWindow):
 
         self.open_action = action("&Open…", self.open_dialog, QKeySequence.StandardKey.Open,
                                   pixmap.SP_DialogOpenButton, "Open a CSV, XLSX or DTA table")
+        self.open_settings_action = action(
+            "Open with &settings…", self.open_with_settings_dialog, None, None,
+            "Open a table and say its separators, encoding or header line")
         self.sample_action = action("Open &sample", self.open_sample, None,
                                     pixmap.SP_FileIcon,
                                     "Open the bundled synthetic survey (600 records)")
@@ -162,7 +167,8 @@ class MainWindow(QMainWindow):
 
         menu = self.menuBar()
         file_menu = menu.addMenu("&File")
-        for act in (self.open_action, self.sample_action, None, self.export_action,
+        for act in (self.open_action, self.open_settings_action, self.sample_action, None,
+                    self.export_action,
                     self.report_action, None, self.quit_action):
             file_menu.addSeparator() if act is None else file_menu.addAction(act)
         run_menu = menu.addMenu("&Run")
@@ -246,17 +252,38 @@ class MainWindow(QMainWindow):
             return True
         return bool(self._guarded("opening the sample", load))
 
-    def open_file(self, path: str | Path, sheet: str | None = None) -> bool:
+    def open_file(self, path: str | Path, sheet: str | None = None, **options) -> bool:
         """Read ``path`` (asking for the sheet of a multi-sheet workbook) and show it.
+
+        ``options`` are the import settings of :func:`core.io.read_table_with_report`
+        (delimiter, decimal, thousands, encoding, skip_rows, header_row); what the reader
+        noticed (a dropped empty row, a detected thousands separator) is shown in the
+        status bar.
 
         Returns
         -------
         bool
             True if a table was opened; on failure :meth:`show_error` was called.
         """
-        return bool(self._guarded("opening a file", self._open_file, Path(path), sheet))
+        return bool(self._guarded("opening a file", self._open_file, Path(path), sheet,
+                                  options))
 
-    def _open_file(self, path: Path, sheet: str | None) -> bool:
+    def open_with_settings_dialog(self) -> None:
+        """Ask for a file, then for its import settings, then open it."""
+        path, _ = QFileDialog.getOpenFileName(self, "Open a table with settings",
+                                              self._last_folder, _OPEN_FILTER)
+        if not path:
+            return
+        sheets = None
+        if Path(path).suffix.lower() in (".xlsx", ".xlsm"):
+            sheets = self._guarded("reading the sheet names", sheet_names, path)
+            if sheets is None:
+                return
+        dialog = ImportDialog(Path(path).name, sheets, self)
+        if dialog.exec() == ImportDialog.DialogCode.Accepted:
+            self.open_file(path, **dialog.options().as_kwargs())
+
+    def _open_file(self, path: Path, sheet: str | None, options: dict | None = None) -> bool:
         if sheet is None and path.suffix.lower() in (".xlsx", ".xlsm") and path.is_file():
             names = sheet_names(path)
             if len(names) > 1:
@@ -265,11 +292,14 @@ class MainWindow(QMainWindow):
                     return False
         QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            table = read_table(path, sheet=sheet)
+            table, report = read_table_with_report(path, sheet=sheet, **(options or {}))
         finally:
             QGuiApplication.restoreOverrideCursor()
         self._last_folder = str(path.parent)
         self.set_table(table, path.name + (f" [{sheet}]" if sheet else ""))
+        self.read_notes = list(report.notes)
+        if report.notes:
+            self.set_status(f"Opened {path.name}. " + " ".join(report.notes))
         return True
 
     def choose_sheet(self, file_name: str, names: list[str]) -> str | None:

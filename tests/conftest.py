@@ -32,3 +32,18 @@ def census() -> pd.DataFrame:
 @pytest.fixture(scope="session")
 def sample_path() -> Path:
     return REPO / "resources" / "sample_survey.csv"
+
+
+@pytest.fixture
+def window(qtbot):
+    """The main window, shown offscreen; errors are collected in ``window.errors``."""
+    from microagg_desktop.main_window import MainWindow
+
+    win = MainWindow()
+    win.errors = []
+    win.show_error = win.errors.append  # no modal message boxes in tests
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.runner.cancel()
+    win.runner.wait(5000)

@@ -16,9 +16,9 @@ from core import Role  # noqa: E402
 from core.data.encoding import encode  # noqa: E402
 from core.data.roles import Level, RoleSpec  # noqa: E402
 from microagg_desktop.state import RoleState  # noqa: E402
+from tests.gui_helpers import run_and_wait  # noqa: E402
 
 QI = Role.QUASI_IDENTIFIER
-RUN_TIMEOUT = 30_000
 DIAGNOSIS_ORDER = ("none", "asthma", "hypertension", "diabetes", "depression")
 
 
@@ -294,24 +294,6 @@ def test_order_dialog_buttons_and_reset(qtbot):
 
 
 # -- Qt: the main window on the sample ---------------------------------------------------
-
-@pytest.fixture
-def window(qtbot):
-    from microagg_desktop.main_window import MainWindow
-    win = MainWindow()
-    win.errors = []
-    win.show_error = win.errors.append  # no modal message boxes in tests
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.runner.cancel()
-    win.runner.wait(5000)
-
-
-def run_and_wait(qtbot, win):
-    with qtbot.waitSignals([win.runner.signals.returned, win.runner.signals.finished],
-                           timeout=RUN_TIMEOUT):
-        assert win.run()
 
 
 @pytest.mark.gui

@@ -11,6 +11,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from tests.conftest import shared_data  # noqa: E402
+from tests.gui_helpers import RUN_TIMEOUT, run_and_fail, run_and_wait  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import QStandardPaths  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
@@ -24,32 +25,6 @@ from microagg_desktop.paths import resource_path  # noqa: E402
 pytestmark = pytest.mark.gui
 
 QIS = ("age", "years_education", "income", "hours_worked", "household_size")
-RUN_TIMEOUT = 30_000
-
-
-@pytest.fixture
-def window(qtbot):
-    win = MainWindow()
-    win.errors = []
-    win.show_error = win.errors.append  # no modal message boxes in tests
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.runner.cancel()
-    win.runner.wait(5000)
-
-
-def run_and_wait(qtbot, win):
-    with qtbot.waitSignals([win.runner.signals.returned, win.runner.signals.finished],
-                           timeout=RUN_TIMEOUT):
-        assert win.run()
-
-
-def run_and_fail(qtbot, win):
-    """Start a run whose settings are wrong: the worker's check reports the error."""
-    with qtbot.waitSignals([win.runner.signals.errored, win.runner.signals.finished],
-                           timeout=RUN_TIMEOUT):
-        assert win.run()  # prepared on the worker: the window never blocks
 
 
 def test_sample_run_verify_and_export(qtbot, window, tmp_path):
@@ -376,3 +351,20 @@ def test_a_release_with_warnings_says_so_and_export_asks_first(qtbot, window, tm
     assert asked and "education" in asked[0][0]
     window.confirm_export = lambda warnings: True
     assert window.export_to(target) and target.exists()
+
+
+def test_import_settings_say_what_the_file_is(qtbot, window, tmp_path):
+    from microagg_desktop.import_dialog import ImportDialog
+
+    path = tmp_path / "locale.csv"
+    rows = [f"{i};{1000 + 37 * i:,}".replace(",", ".") + f",{i % 10}" for i in range(60)]
+    path.write_text("id;income\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    dialog = ImportDialog(path.name)
+    qtbot.addWidget(dialog)
+    dialog.decimal.setCurrentIndex(dialog.decimal.findData(","))
+    dialog.thousands.setCurrentIndex(dialog.thousands.findData("."))
+    options = dialog.options().as_kwargs()
+    assert options == {"decimal": ",", "thousands": "."}
+    assert window.open_file(path, **options)
+    assert window.table["income"].iloc[1] == pytest.approx(1037.1)
+    assert window.table["income"].iloc[30] == pytest.approx(2110.0)

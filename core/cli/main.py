@@ -34,7 +34,8 @@ from core.errors import Cancelled, MicroaggError
 from core.io.cells import restore_frame
 from core.progress import TaskState
 from core.io.write import atomic_write
-from core.io.read import read_table
+from core.cli.read_options import add_read_options, read_options_from_args
+from core.io.read import read_table, read_table_with_report
 from core.cli.console import Progress, log_internal_error
 from core.cli.levels import add_level_options, levels_from_args
 from core.cli.measure import add_measure_command, run_measure
@@ -126,6 +127,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
                      help="microaggregate each block of quasi-identifiers separately "
                           "(k-anonymity then holds per block only)")
     run.add_argument("--sheet", help="XLSX sheet to read (default: the first)")
+    add_read_options(run)
     run.add_argument("--summary-json", metavar="PATH", help="write a JSON summary here")
     run.add_argument("--overwrite", action="store_true",
                      help="replace output files that already exist (refused otherwise)")
@@ -159,6 +161,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     check.add_argument("--strata", nargs="+", default=[], metavar="COL")
     check.add_argument("--blocks", metavar='"A,B;C,D"', help="check each block separately")
     check.add_argument("--sheet", help="XLSX sheet of both tables (default: the first)")
+    add_read_options(check)  # for the original; a released file is read as written
     check.add_argument("--summary-json", metavar="PATH")
     check.add_argument("--overwrite", action="store_true",
                        help="replace the summary file if it exists")
@@ -216,7 +219,10 @@ def _check_destinations(source: str, destinations, *, overwrite: bool) -> None:
 def _anonymize(args, parameter_names) -> int:
     _check_destinations(args.input, (args.output, args.summary_json, args.report),
                         overwrite=args.overwrite)
-    table = read_table(args.input, sheet=args.sheet)
+    table, read = read_table_with_report(args.input, sheet=args.sheet,
+                                         **read_options_from_args(args))
+    for note in read.notes:
+        print(f"microagg: read {Path(args.input).name}: {note}", file=sys.stderr)
     levels, orders = levels_from_args(args)
     roles = RoleSpec(quasi_identifiers=tuple(args.qi), confidential=tuple(args.confidential),
                      identifiers=tuple(args.identifier), strata=tuple(args.strata),
@@ -260,7 +266,7 @@ def _anonymize(args, parameter_names) -> int:
 def _verify(args) -> int:
     _check_destinations(args.original, (args.summary_json,), overwrite=args.overwrite)
     _check_destinations(args.masked, (args.summary_json,), overwrite=True)
-    original = read_table(args.original, sheet=args.sheet)
+    original = read_table(args.original, sheet=args.sheet, **read_options_from_args(args))
     masked = read_released(args.masked, sheet=args.sheet)
     if args.k < 1:
         raise MicroaggError(f"--k must be at least 1, got {args.k}.")

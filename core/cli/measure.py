@@ -25,6 +25,7 @@ from core.io.cells import restore_frame
 from core.io.write import atomic_write
 from core.io.read import read_table
 from core.cli.levels import add_level_options, levels_from_args
+from core.cli.read_options import add_read_options, read_options_from_args
 from core.measures.scenarios import SCENARIO_PRESETS
 from core.measures.measure import measure
 from core.data.roles import RoleSpec
@@ -43,6 +44,7 @@ def add_measure_command(subparsers) -> argparse.ArgumentParser:
     command.add_argument("--qi", nargs="+", required=True, metavar="COL",
                          help="quasi-identifier columns")
     add_level_options(command)
+    add_read_options(command)  # for the original; a released file is read as written
     command.add_argument("--confidential", nargs="+", default=[], metavar="COL",
                          help="confidential columns (EMD per equivalence class)")
     command.add_argument("--known", metavar='"A,B;C,D"',
@@ -74,7 +76,7 @@ def run_measure(args: argparse.Namespace) -> int:
         if Path(args.summary_json).exists() and not args.overwrite:
             raise MicroaggError(f"'{args.summary_json}' already exists; choose another "
                                 "name or add --overwrite to replace it.")
-    original = read_table(args.original, sheet=args.sheet)
+    original = read_table(args.original, sheet=args.sheet, **read_options_from_args(args))
     masked = restore_frame(read_table(args.masked, sheet=args.sheet),
                            "xlsx" if Path(args.masked).suffix.lower() in (".xlsx", ".xlsm")
                            else "csv")
