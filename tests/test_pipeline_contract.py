@@ -118,3 +118,52 @@ def test_a_stratified_release_is_measured_with_its_merged_labels(survey):
     result = anonymize(small, roles, "mdav", k=5, merge_small_strata=True)
     assert result.strata_merges and "Island" not in set(result.masked["region"])
     assert result.verification.passed
+
+
+def test_ordinal_with_numeric_attributes_measures_il_against_sst_n_per_attribute():
+    rng = np.random.default_rng(5)
+    table = pd.DataFrame({"age": rng.normal(40, 10, 200),
+                          "grade": rng.choice(list("abcde"), 200)})
+    roles = RoleSpec(quasi_identifiers=("age", "grade"), levels={"grade": "ordinal"})
+    result = anonymize(table, roles, k=5)
+    assert result.metrics.sst == pytest.approx(400)
+    assert result.metrics.il == pytest.approx(result.verification.il, rel=1e-9)
+
+
+def test_released_classes_that_merge_count_for_the_dominant_group_warning():
+    rng = np.random.default_rng(6)
+    table = pd.DataFrame({"sex": rng.choice(["F", "M"], 1000, p=[0.9, 0.1]),
+                          "region": rng.choice(list("NSEW"), 1000, p=[0.85, 0.05, 0.05, 0.05])})
+    result = anonymize(table, RoleSpec(quasi_identifiers=("sex", "region")), k=5)
+    assert result.measures.class_sizes.max() > 500
+    assert "dominant-group" in [w.kind for w in result.warnings]
+
+
+def test_strata_count_in_k_prime_as_the_verifier_counts_them(survey):
+    roles = RoleSpec(quasi_identifiers=QI, identifiers=("person_id",), strata=("region",))
+    result = anonymize(survey, roles, "mdav", k=3)
+    assert result.metrics.k_prime == pytest.approx(result.verification.k_prime)
+
+
+def test_t_closeness_fails_when_the_confidential_values_were_changed(survey):
+    from core.verify.guarantees import T_CLOSENESS
+
+    roles, params = case("tc-merge")
+    result = anonymize(survey, roles, "tc-merge", **params)
+    forged = result.masked.assign(health_spending=35.0)
+    check = T_CLOSENESS.check(survey, forged, roles, k=5, t=0.0)
+    assert not check.passed and "differs from the original" in check.failure
+    assert T_CLOSENESS.check(survey, result.masked, roles, k=5, t=0.3).passed
+
+
+def test_a_noised_column_is_not_taken_for_one_released_as_it_is():
+    rng = np.random.default_rng(8)
+    age = rng.integers(20, 70, 600)
+    table = pd.DataFrame({"age": age, "income": rng.normal(100, 10, 600).round(1),
+                          "band": age // 10})
+    roles = RoleSpec(quasi_identifiers=("age", "income"), confidential=("band",))
+    kept = anonymize(table, roles, k=5)
+    assert "kept-column-reveals" in [w.kind for w in kept.warnings]
+    noised = anonymize(table, roles, k=5, dp_epsilon=1.0, seed=1,
+                       confidential_bounds="band=0:10")
+    assert "kept-column-reveals" not in [w.kind for w in noised.warnings]

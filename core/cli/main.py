@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 import sys
 from pathlib import Path
 
@@ -43,6 +44,7 @@ from core.pipeline.partition import parse_blocks
 from core.methods.registry import Interval, Options, get_method, methods
 from core.report.documents import export_result, write_report
 from core.data.roles import RoleSpec
+from core.verify.guarantees import changed_columns
 from core.verify.tcloseness import verify_t_closeness
 from core.verify.kanonymity import verify_k_anonymity
 
@@ -285,6 +287,12 @@ def _verify(args) -> int:
             raise MicroaggError("t-closeness needs both --t and --confidential.")
         closeness = verify_t_closeness(masked, args.qi, args.confidential, args.t)
         print(closeness.describe())
+        changed = changed_columns(original, masked, args.confidential)
+        if changed:
+            print(f"t-closeness NOT VERIFIED: confidential column '{changed[0]}' differs "
+                  "from the original, so its classes cannot be compared with the "
+                  "original distribution.")
+            closeness = replace(closeness, passed=False)
     if args.summary_json:
         _write_json(args.summary_json, {
             "k": args.k, "verified": verification.passed,

@@ -61,7 +61,8 @@ Scenarios
     ``"every"`` (every non-empty subset, as in Section 4.4) and ``"random"`` (``count``
     subsets of ``size`` attributes drawn with a seed), or an explicit list.
 Equivalence classes, risk and EMD
-    Classes are the distinct masked quasi-identifier tuples. Per-record risk is
+    Classes are the distinct masked quasi-identifier tuples, together with the stratum
+    columns when there are strata (as in :func:`core.verify.kanonymity.verify_k_anonymity`). Per-record risk is
     ``1 / size of its class``. For every confidential attribute, the EMD of each class's
     distribution to the whole masked table's (ordered distance for numeric columns,
     equal distance otherwise; :mod:`core.privacy.emd`) and its maximum, the t the
@@ -269,14 +270,17 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
     Z_masked = encoding.embed(raw_masked)
     nominal = np.array([a.level is Level.NOMINAL for a in encoding.attributes])
 
-    if nominal.any():
+    if not encoding.numeric:  # ordinal or nominal: distances to the released category
         sse = float(encoding.squared_distances(raw_masked).sum())
         sst = encoding.total_sum_of_squares()
-    else:
+    else:  # the z-score formula of before, so numeric files give the same figures
         diff = Z - Z_masked
         sse = float(np.einsum("ij,ij->", diff, diff))
         sst = float(np.einsum("ij,ij->", Z, Z))
     il1, components = il1_mixed(raw, raw_masked, nominal)
+    # An intruder who knows a record's stratum (released as it is) tells strata apart:
+    # classes are the released quasi-identifier tuples together with the stratum columns.
+    strata = _stratum_codes(masked, roles)
 
     figures = []
     for subset in scenario_sets:
@@ -291,7 +295,7 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
         embedded = encoding.columns_of(subset)
         figures.append(ScenarioFigures(
             known=tuple(subset),
-            k_prime=real_anonymity(raw_masked[:, columns]),
+            k_prime=real_anonymity(np.column_stack([raw_masked[:, columns], strata])),
             dld=record_linkage(Z[:, embedded], Z_masked[:, embedded]),
             id=disclosed,
         ))
@@ -299,7 +303,8 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
     idisc = float(np.mean([f.id for f in figures]))
     dr = float(np.mean([f.dr for f in figures]))
 
-    _, classes = np.unique(raw_masked, axis=0, return_inverse=True)
+    keys = np.column_stack([raw_masked, strata])
+    _, classes = np.unique(keys, axis=0, return_inverse=True)
     classes = classes.reshape(-1).astype(np.int64)
     class_sizes = np.bincount(classes)
     class_emd: dict[str, np.ndarray] = {}
@@ -310,7 +315,7 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
             class_emd[attribute.name] = class_emds(attribute, classes)
     return Measures(
         n_records=len(original), quasi_identifiers=tuple(qi),
-        confidential=tuple(confidential), k_prime=real_anonymity(raw_masked),
+        confidential=tuple(confidential), k_prime=real_anonymity(keys),
         sse=sse, sst=sst, il=100.0 * sse / sst if sst > 0 else 0.0,
         il1=il1, il1_components=components, scenarios=tuple(figures), dld=dld, id=idisc,
         dr=dr, score=0.5 * il1 + 0.5 * dr, interval=float(interval), classes=classes,
@@ -318,3 +323,13 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
         class_emd=class_emd,
         max_emd={name: float(v.max()) for name, v in class_emd.items()},
     )
+
+
+def _stratum_codes(masked: pd.DataFrame, roles: RoleSpec) -> np.ndarray:
+    """The released stratum columns as codes, shape (n_records, n_strata)."""
+    columns = [c for c in roles.strata if c in masked.columns]
+    if not columns:
+        return np.empty((len(masked), 0))
+    return np.column_stack([
+        pd.factorize(masked[c].reset_index(drop=True), use_na_sentinel=False)[0]
+        for c in columns]).astype(np.float64)

@@ -115,7 +115,7 @@ def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
                               "Nothing was released.")
     metrics = partition_metrics(block_labels, measures)
     warnings = release_warnings(
-        table, released, roles, group_sizes=np.array([metrics.max_group_size]),
+        table, released, roles, group_sizes=measures.class_sizes,
         il=measures.il, k_prime=measures.k_prime,
         unique_records=int((measures.record_risk == 1.0).sum()),
         record_level=spec.guarantee.record_level, constant=plan.encoding.constant)

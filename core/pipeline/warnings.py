@@ -9,8 +9,9 @@ on the final released table, and every result carries what they found
 The checks and their thresholds:
 
 dominant group
-    One group holds more than half of the records (``DOMINANT_SHARE``): its members are
-    released as one value per attribute. tc-merge on Census at t = 0.15 merges all 1,080
+    One released class (records with the same released quasi-identifier values; groups
+    that release the same mode merge into one) holds more than half of the records
+    (``DOMINANT_SHARE``). tc-merge on Census at t = 0.15 merges all 1,080
     records into one group: verified, and useless.
 high information loss
     IL of at least ``HIGH_IL`` percent.
@@ -19,7 +20,8 @@ unique records without a guarantee
     leaves real anonymity k′ below ``LOW_K_PRIME`` or more than ``UNIQUE_SHARE`` of the
     records alone in their class.
 a kept column that reveals a quasi-identifier
-    A column released as it is (confidential or non-confidential) that determines a
+    A column released as it is (confidential or non-confidential, and unchanged: a
+    column with noise or released as buckets does not count) that determines a
     quasi-identifier (every value of the column goes with one value of it) or is
     determined by it, in the original table. Adult's ``education`` maps one-to-one to
     ``education-num``: masking ``education-num`` while releasing ``education`` protects
@@ -71,7 +73,7 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
     if n and largest > DOMINANT_SHARE * n:
         found.append(ReleaseWarning(
             "dominant-group",
-            f"One group holds {largest:,} of the {n:,} records ({100 * largest / n:.0f} %): "
+            f"One class holds {largest:,} of the {n:,} records ({100 * largest / n:.0f} %): "
             "they are all released with the same quasi-identifier values. The release "
             "keeps little information; try a larger t, a smaller k or another method."))
     if il >= HIGH_IL:
@@ -90,14 +92,16 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
             "constant-quasi-identifier",
             f"Quasi-identifier '{column}' has one value for every record: it carries no "
             "information and is released as it is."))
-    found += _revealing_columns(table, roles)
+    found += _revealing_columns(table, released, roles)
     return tuple(found)
 
 
-def _revealing_columns(table: pd.DataFrame, roles: RoleSpec) -> list[ReleaseWarning]:
-    kept = [c for c in table.columns if c in roles.confidential
-            or (c not in roles.quasi_identifiers and c not in roles.identifiers
-                and c not in roles.strata)]
+def _revealing_columns(table: pd.DataFrame, released: pd.DataFrame,
+                       roles: RoleSpec) -> list[ReleaseWarning]:
+    kept = [c for c in table.columns if c in released.columns
+            and c not in roles.quasi_identifiers and c not in roles.identifiers
+            and c not in roles.strata
+            and table[c].reset_index(drop=True).equals(released[c].reset_index(drop=True))]
     if not kept:
         return []
     n = len(table)
