@@ -152,3 +152,49 @@ def test_an_output_path_that_is_a_folder_is_named(tmp_path):
     (tmp_path / "out.csv").mkdir()
     with pytest.raises(MicroaggError, match="is a folder"):
         write_table(tmp_path / "out.csv", hostile_table())
+
+
+def test_integers_beyond_2_53_and_literal_escapes_survive_an_xlsx(tmp_path):
+    frame = pd.DataFrame({"household": 12345678901234567 + np.arange(5, dtype=np.int64),
+                          "note": ["_x000D_ literally", "a\rb", "_x005F_", "x", "y"]})
+    back = restore_frame(read_table(write_table(tmp_path / "t.xlsx", frame)), "xlsx")
+    assert back["household"].tolist() == frame["household"].tolist()
+    assert back["note"].tolist() == frame["note"].tolist()
+
+
+def test_two_outputs_with_one_name_or_a_missing_folder_are_refused_before_running(
+        tmp_path, sample_path, capsys):
+    base = ["anonymize", str(sample_path), "--k", "5", "--qi", "age", "income",
+            "--identifier", "person_id"]
+    same = tmp_path / "same.csv"
+    assert main(base + ["-o", str(same), "--report", str(same)]) == 2
+    assert "two outputs" in capsys.readouterr().err and not same.exists()
+    out = tmp_path / "o.csv"
+    assert main(base + ["-o", str(out), "--summary-json",
+                        str(tmp_path / "missing" / "s.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err and not out.exists()
+
+
+def test_verify_reads_released_text_codes_as_text(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    codes = [f"{v:05d}" for v in rng.integers(0, 400, 300)]
+    codes[0] = "L-1234"  # a text code makes the original column text
+    source = tmp_path / "zip.csv"
+    pd.DataFrame({"zip": codes, "age": rng.integers(20, 60, 300)}).to_csv(source,
+                                                                         index=False)
+    out = tmp_path / "released.csv"
+    args = ["--k", "5", "--qi", "zip", "age", "--nominal", "zip"]
+    assert main(["anonymize", str(source), "-o", str(out), *args]) == 0
+    assert "L-1234" not in out.read_text()  # the released codes all look like numbers
+    assert main(["verify", str(source), str(out), *args]) == 0, capsys.readouterr().out
+    assert main(["measure", str(source), str(out), "--qi", "zip", "age",
+                 "--nominal", "zip"]) == 0
+
+
+def test_a_nominal_attribute_too_wide_to_measure_is_refused(monkeypatch):
+    import core.data.encoding as encoding_module
+
+    monkeypatch.setattr(encoding_module, "MAX_EMBEDDING_BYTES", 8 * 100 * 50)
+    table = pd.DataFrame({"code": [f"c{i}" for i in range(100)], "x": range(100)})
+    with pytest.raises(MicroaggError, match="'code' has 100 categories.*Recode it"):
+        anonymize(table, RoleSpec(quasi_identifiers=("x", "code")), k=5)

@@ -27,15 +27,16 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import replace
+
 import sys
 from pathlib import Path
 
 from core.pipeline import anonymize
 from core.errors import Cancelled, MicroaggError
-from core.io.cells import restore_frame
 from core.progress import TaskState
 from core.io.write import atomic_write
 from core.cli.read_options import add_read_options, read_options_from_args
+from core.cli.released import read_released
 from core.io.read import read_table, read_table_with_report
 from core.cli.console import Progress, log_internal_error
 from core.cli.levels import add_level_options, levels_from_args
@@ -188,13 +189,6 @@ def _json_default(value):
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
-def read_released(path: str, *, sheet=None):
-    """A released file read back with its text as released (CSV apostrophes, XLSX escapes)."""
-    table = read_table(path, sheet=sheet)
-    return restore_frame(table, "xlsx" if Path(path).suffix.lower() in (".xlsx", ".xlsm")
-                         else "csv")
-
-
 def _same_file(a: str, b: str) -> bool:
     try:
         return Path(a).resolve() == Path(b).resolve()
@@ -203,10 +197,17 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def _check_destinations(source: str, destinations, *, overwrite: bool) -> None:
-    """Refuse to write over the input, or over an existing file without --overwrite."""
-    for destination in destinations:
-        if not destination:
-            continue
+    """Refuse, before anything runs: writing over the input, two outputs with one name,
+    a missing folder, or an existing file without --overwrite."""
+    given = [d for d in destinations if d]
+    for i, destination in enumerate(given):
+        if any(_same_file(destination, other) for other in given[:i]):
+            raise MicroaggError(f"'{destination}' is given for two outputs; give each "
+                                "output its own file name.")
+        folder = Path(destination).parent
+        if str(folder) and not folder.is_dir():
+            raise MicroaggError(f"Cannot write '{destination}': folder '{folder}' does "
+                                "not exist.")
         if _same_file(destination, source):
             raise MicroaggError(
                 f"'{destination}' is the input file; choose another output name.")
@@ -269,7 +270,7 @@ def _verify(args) -> int:
     _check_destinations(args.original, (args.summary_json,), overwrite=args.overwrite)
     _check_destinations(args.masked, (args.summary_json,), overwrite=True)
     original = read_table(args.original, sheet=args.sheet, **read_options_from_args(args))
-    masked = read_released(args.masked, sheet=args.sheet)
+    masked = read_released(args.masked, sheet=args.sheet, original=original)
     if args.k < 1:
         raise MicroaggError(f"--k must be at least 1, got {args.k}.")
     levels, orders = levels_from_args(args)

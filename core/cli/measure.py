@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 
 from core.errors import MicroaggError
-from core.io.cells import restore_frame
+from core.cli.released import read_released
 from core.io.write import atomic_write
 from core.io.read import read_table
 from core.cli.levels import add_level_options, levels_from_args
@@ -77,9 +77,7 @@ def run_measure(args: argparse.Namespace) -> int:
             raise MicroaggError(f"'{args.summary_json}' already exists; choose another "
                                 "name or add --overwrite to replace it.")
     original = read_table(args.original, sheet=args.sheet, **read_options_from_args(args))
-    masked = restore_frame(read_table(args.masked, sheet=args.sheet),
-                           "xlsx" if Path(args.masked).suffix.lower() in (".xlsx", ".xlsm")
-                           else "csv")
+    masked = read_released(args.masked, sheet=args.sheet, original=original)
     levels, orders = levels_from_args(args)
     roles = RoleSpec(quasi_identifiers=tuple(args.qi), confidential=tuple(args.confidential),
                      levels=levels, orders=orders)

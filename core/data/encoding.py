@@ -336,6 +336,7 @@ def encode(table: pd.DataFrame, roles: RoleSpec, *, strict: bool = True) -> Enco
             width = 1
             blocks[column] = (scale * codes.astype(np.float64))[:, None]
         else:
+            _check_size(column, n, start + len(categories), len(categories))
             differ = int((codes != global_code).sum())
             scale = math.sqrt(n / differ) if differ else 1.0
             width = len(categories)
@@ -410,3 +411,17 @@ def _check_codes(series: pd.Series, codes: np.ndarray, column: str, level: Level
             f"Column '{column}' has the value {series.iloc[bad[0]]!r} (data row "
             f"{bad[0] + 1}), which is not in the {level.value} order given for it"
             + (". Add it to the order, or correct the value." if given else "."))
+
+
+MAX_EMBEDDING_BYTES = 1 << 30
+"""The largest embedding (8 bytes per record and column) measured before refusing."""
+
+
+def _check_size(column: str, n: int, width: int, n_categories: int) -> None:
+    """Refuse a nominal attribute whose indicator columns would not fit in memory."""
+    if n * width * 8 > MAX_EMBEDDING_BYTES:
+        raise MicroaggError(
+            f"Quasi-identifier '{column}' has {n_categories:,} categories: measuring "
+            f"{n:,} records on them needs {n * width * 8 / 2**30:.1f} GiB. Recode it into "
+            "fewer categories (e.g. the first digits of a postal code), declare it "
+            "ordinal if its categories have an order, or give it another role.")

@@ -75,7 +75,7 @@ def restore_text(value, kind: str = "csv"):
     return value[1:] if _looks_neutralised(value) else value
 
 
-_ESCAPED = re.compile(r"_x(00[01][0-9A-F])_")
+_ESCAPED = re.compile(r"_x(00[01][0-9A-F]|005F)_")
 
 
 def escape_control(value: str) -> str:
@@ -84,6 +84,7 @@ def escape_control(value: str) -> str:
     XML would turn a carriage return into a line feed; Excel reads the escape back as
     the character. :func:`restore_text` decodes it for our own readers.
     """
+    value = re.sub(r"_x([0-9A-Fa-f]{4})_", r"_x005F_x\1_", value)  # a literal escape
     return re.sub(r"[\x00-\x08\x0b-\x1f]", lambda m: f"_x{ord(m.group(0)):04X}_", value)
 
 

@@ -18,7 +18,8 @@ XLSX
     Streamed with openpyxl's write-only mode (memory does not grow with the rows);
     every text cell, header included, has the string type and is never a formula;
     numbers are numeric cells with every digit (openpyxl's 16 significant digits would
-    change some values in the 17th); columns get widths from their header
+    change some values in the 17th, and integers beyond 2**53; Excel itself shows 15
+    digits, but the file holds them all); columns get widths from their header
     and first values. Excel holds at most 1,048,576 rows: a larger table is refused
     before anything is written, pointing to CSV.
 """
@@ -47,7 +48,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")  # tab and line feed survive XML
 
 
 class _Exact(str):
-    """A float that openpyxl's 16-digit formatting would change: written as its repr."""
+    """A number openpyxl would change (a float's 17th digit, an integer beyond 2**53),
+    as the exact text written into the numeric cell."""
 
 
 def _default_mode() -> int:
@@ -154,19 +156,19 @@ def _write_xlsx(path: str, sheets: Sequence[tuple[str, pd.DataFrame]]) -> None:
             # Control characters (a carriage return) would be normalised away by XML:
             # Excel's _x000D_ escapes keep them.
             cell = WriteOnlyCell(sheet, value=escape_control(value)
-                                 if _CONTROL.search(value) else value)
+                                 if _CONTROL.search(value) or "_x" in value else value)
             cell.data_type = "s"  # the string type: never a formula
             return cell
 
         def exact(value):
-            cell = WriteOnlyCell(sheet, value=repr(value))
+            cell = WriteOnlyCell(sheet, value=str(value))
             cell.data_type = "n"  # a number, written with all its digits
             return cell
 
         sheet.append([text(str(c)) for c in frame.columns])
         columns = [_cell_values(frame[c]) for c in frame.columns]
         for row in zip(*columns):
-            sheet.append([exact(float(v)) if isinstance(v, _Exact) else
+            sheet.append([exact(v) if isinstance(v, _Exact) else
                           text(v) if isinstance(v, str) else v for v in row])
     workbook.save(path)
 
@@ -178,7 +180,9 @@ def _cell_values(series: pd.Series) -> list:
     if pd.api.types.is_bool_dtype(series):
         return [None if pd.isna(v) else bool(v) for v in series]
     if pd.api.types.is_integer_dtype(series) and not series.isna().any():
-        return series.to_numpy(dtype=np.int64).tolist()
+        # openpyxl would write an integer beyond 2**53 as a rounded float.
+        return [v if abs(v) < 2 ** 53 else _Exact(str(v))
+                for v in series.to_numpy(dtype=np.int64).tolist()]
     if pd.api.types.is_numeric_dtype(series):
         array = series.to_numpy(dtype=np.float64, na_value=np.nan)
         return [None if not math.isfinite(v) else
