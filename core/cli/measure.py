@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from core.errors import MicroaggError
 from core.cli.released import read_released
 from core.io.write import atomic_write
 from core.io.read import read_table
 from core.cli.levels import add_level_options, levels_from_args
+from core.cli.outputs import check_destinations
 from core.cli.read_options import add_read_options, read_options_from_args
 from core.measures.scenarios import SCENARIO_PRESETS
 from core.measures.measure import measure
@@ -68,14 +68,8 @@ def add_measure_command(subparsers) -> argparse.ArgumentParser:
 
 def run_measure(args: argparse.Namespace) -> int:
     """Run ``microagg measure``; print a short report; return the exit code (0)."""
-    if args.summary_json:
-        for source in (args.original, args.masked):
-            if _same_file(args.summary_json, source):
-                raise MicroaggError(f"'{args.summary_json}' is an input file; choose "
-                                    "another name for the summary.")
-        if Path(args.summary_json).exists() and not args.overwrite:
-            raise MicroaggError(f"'{args.summary_json}' already exists; choose another "
-                                "name or add --overwrite to replace it.")
+    check_destinations((args.original, args.masked), (args.summary_json,),
+                       overwrite=args.overwrite)
     original = read_table(args.original, sheet=args.sheet, **read_options_from_args(args))
     masked = read_released(args.masked, sheet=args.sheet, original=original)
     levels, orders = levels_from_args(args)
@@ -101,10 +95,3 @@ def run_measure(args: argparse.Namespace) -> int:
     for name, value in result.max_emd.items():
         print(f"  largest class EMD of '{name}': {value:.4f}")
     return 0
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return Path(a).resolve() == Path(b).resolve()
-    except OSError:
-        return False

@@ -17,7 +17,7 @@ from core.errors import MicroaggError
 from core.privacy.attributes import class_emds, tclose_attributes
 from core.privacy.emd import EMD_TOLERANCE
 
-__all__ = ["TClosenessVerification", "verify_t_closeness"]
+__all__ = ["TClosenessVerification", "verify_t_closeness", "changed_columns"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,7 @@ class TClosenessVerification:
     n_classes: int
     smallest_class: int
     tolerance: float = EMD_TOLERANCE
+    changed: tuple[str, ...] = ()
 
     @property
     def max_emd_by_attribute(self) -> dict[str, float]:
@@ -73,22 +74,28 @@ class TClosenessVerification:
             if over:
                 text += f", {over} class(es) over t"
             parts.append(text)
-        return (f"t-closeness {status} at t = {self.t:g}: " + "; ".join(parts)
+        text = (f"t-closeness {status} at t = {self.t:g}: " + "; ".join(parts)
                 + f". {self.n_classes} equivalence classes, the smallest of "
                   f"{self.smallest_class} records.")
+        if self.changed:
+            text += (f" Confidential column '{self.changed[0]}' differs from the original, "
+                     "so its classes cannot be compared with the original distribution.")
+        return text
 
 
 def verify_t_closeness(masked: pd.DataFrame, quasi_identifiers: Sequence[str],
                        confidential: Sequence[str], t: float, *,
                        kinds: Mapping[str, str] | Sequence[str] | str | None = None,
-                       ) -> TClosenessVerification:
+                       original: pd.DataFrame | None = None) -> TClosenessVerification:
     """Check t-closeness on a masked table alone.
 
     Equivalence classes are the distinct masked quasi-identifier tuples (exact equality,
     ``groupby``); no partition or label from the method is used. For every confidential
     column, each class's EMD to that column's distribution in the whole masked table is
     computed (microaggregation leaves confidential values unchanged, so this is the
-    original distribution).
+    original distribution). Given the ``original`` table, a confidential column whose
+    released values differ from it fails the check: its released distribution is then
+    not the original one.
 
     Parameters
     ----------
@@ -132,9 +139,17 @@ def verify_t_closeness(masked: pd.DataFrame, quasi_identifiers: Sequence[str],
         worst.append({c: masked[c].iat[first_row[index]] for c in qi})
         worst_size.append(int(sizes[index]))
         over.append(int((emds > float(t) + EMD_TOLERANCE).sum()))
+    changed = () if original is None else tuple(changed_columns(original, masked,
+                                                                confidential))
     return TClosenessVerification(
-        t=float(t), passed=not any(over), attributes=tuple(a.name for a in attributes),
+        t=float(t), passed=not any(over) and not changed, changed=changed, attributes=tuple(a.name for a in attributes),
         kinds=tuple(a.kind for a in attributes), max_emd=tuple(max_emd),
         worst_class=tuple(worst), worst_class_size=tuple(worst_size),
         classes_over_t=tuple(over), n_classes=int(len(sizes)),
         smallest_class=int(sizes.min()))
+
+
+def changed_columns(original: pd.DataFrame, released: pd.DataFrame, columns) -> list[str]:
+    """The ``columns`` whose released values differ from the original's (row by row)."""
+    return [c for c in columns if c in released.columns and not
+            original[c].reset_index(drop=True).equals(released[c].reset_index(drop=True))]
