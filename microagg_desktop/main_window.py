@@ -74,7 +74,6 @@ class MainWindow(QMainWindow):
     def __init__(self, parent=None):
         super().__init__(parent)
         self._request: dict = {}  # the settings of the last run started
-        self.read_notes: list[str] = []  # what the reader noticed in the open file
         self.table: pd.DataFrame | None = None
         self.source = ""
         self._last_folder = QStandardPaths.writableLocation(
@@ -297,7 +296,6 @@ class MainWindow(QMainWindow):
             QGuiApplication.restoreOverrideCursor()
         self._last_folder = str(path.parent)
         self.set_table(table, path.name + (f" [{sheet}]" if sheet else ""))
-        self.read_notes = list(report.notes)
         if report.notes:
             self.set_status(f"Opened {path.name}. " + " ".join(report.notes))
         return True

@@ -391,9 +391,7 @@ def _text(value) -> str:
 
 def _codes(series: pd.Series, categories: np.ndarray) -> np.ndarray:
     index = pd.Index(categories, dtype=object)
-    source = series.astype(object) if not isinstance(series.dtype, pd.CategoricalDtype) \
-        else series.astype(object)
-    codes = index.get_indexer(pd.Index(source, dtype=object))
+    codes = index.get_indexer(pd.Index(series.astype(object), dtype=object))
     return np.asarray(codes, dtype=np.int64)
 
 

@@ -162,6 +162,11 @@ class Measures:
     max_emd: dict[str, float] = field(default_factory=dict)
 
     @property
+    def unique_records(self) -> int:
+        """Records alone in their class (risk 1)."""
+        return int((self.record_risk == 1.0).sum())
+
+    @property
     def group_size_counts(self) -> dict[int, int]:
         """Class size → number of classes of that size."""
         values, counts = np.unique(self.class_sizes, return_counts=True)
@@ -182,7 +187,7 @@ class Measures:
             "group_size_counts": {str(s): c for s, c in self.group_size_counts.items()},
             "max_record_risk": float(self.record_risk.max()),
             "mean_record_risk": float(self.record_risk.mean()),
-            "unique_records": int((self.record_risk == 1.0).sum()),
+            "unique_records": self.unique_records,
         }
         if self.confidential:
             out["confidential"] = list(self.confidential)

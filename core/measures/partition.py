@@ -1,24 +1,22 @@
-"""Information-loss and group-size metrics of a partition.
+"""Partition statistics, and the SSE/SST of a partition that reference code and tests use.
 
 SSE is the within-group sum of squared Euclidean distances to the group centroid on the
 z-scored quasi-identifiers, SST the total sum of squares around the global mean (n·d
-after z-scoring), and IL = 100·SSE/SST (Khomnotai et al. 2018, Section 2). Ordinal and
-nominal quasi-identifiers add the squared distance (:mod:`core.data.encoding`) between each
-original value and the released category to SSE, and n each to SST.
-Real anonymity k′ = n / number of distinct masked quasi-identifier tuples.
+after z-scoring), and IL = 100·SSE/SST (Khomnotai et al. 2018, Section 2). A run's
+figures (SSE, SST, IL and k′, mixed attributes included) are those its measures compute
+on the released table (:mod:`core.measures.measure`); :func:`partition_metrics` adds the
+group sizes of the partition.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
 from core.data.aggregate import group_means
 
-__all__ = ["Metrics", "sse", "sst", "k_prime", "partition_metrics"]
+__all__ = ["Metrics", "sse", "sst", "partition_metrics"]
 
 
 @dataclass(frozen=True)
@@ -48,12 +46,6 @@ def sst(X: np.ndarray) -> float:
     """Total sum of squares of ``X`` around its column means."""
     diff = X - X.mean(axis=0)
     return float(np.einsum("ij,ij->", diff, diff))
-
-
-def k_prime(masked: pd.DataFrame, quasi_identifiers: Sequence[str]) -> float:
-    """n / number of distinct masked quasi-identifier tuples."""
-    n_distinct = len(masked[list(quasi_identifiers)].drop_duplicates())
-    return len(masked) / n_distinct if n_distinct else 0.0
 
 
 def partition_metrics(block_labels: np.ndarray, measures) -> Metrics:

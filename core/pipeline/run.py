@@ -117,7 +117,7 @@ def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
     warnings = release_warnings(
         table, released, roles, group_sizes=measures.class_sizes,
         il=measures.il, k_prime=measures.k_prime,
-        unique_records=int((measures.record_risk == 1.0).sum()),
+        unique_records=measures.unique_records,
         record_level=spec.guarantee.record_level, constant=plan.encoding.constant)
     state.step(1.0, f"{spec.label}: done")
     encoding = plan.encoding
