@@ -1,0 +1,335 @@
+"""The run history: every run of a session, its settings and its headline measures.
+
+No Qt here: :class:`History` is a plain state class that the history panel, the compare
+view and the window read. Vocabulary:
+
+- a *request* is the dictionary the window runs (``roles``, ``method``, ``blocks``,
+  ``merge_small_strata``, ``intruder``, noise options, the method's parameters, and any
+  other run option): everything needed to run it again;
+- a *record* (:class:`RunRecord`) is one finished run: its number (1-based, never
+  reused), label, request, result and headline measures, read from the result, never
+  recomputed;
+- going back to a run (undo) is selecting it: :meth:`History.select` gives back its
+  request, from which the window restores the roles and parameters.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from core import AnonymizationResult, MicroaggError, RoleSpec, get_method
+from core.report.run_plots import RunPoint
+
+__all__ = ["Measure", "MEASURES", "RunRecord", "History", "describe_changes",
+           "headline_measures", "method_short_name", "best_columns"]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A headline measure: its key, the row name people read, and which way is better.
+
+    ``better`` is ``"low"``, ``"high"`` or ``None`` (neither, e.g. time).
+    """
+
+    key: str
+    name: str
+    better: str | None
+
+
+MEASURES: tuple[Measure, ...] = (
+    Measure("il", "Information loss IL (%)", "low"),
+    Measure("il1", "IL1: data, covariances, correlations (%)", "low"),
+    Measure("k_prime", "k′: records per distinct QI tuple", "high"),
+    Measure("dld", "Linkage disclosure DLD (%)", "low"),
+    Measure("id", "Interval disclosure ID (%)", "low"),
+    Measure("dr", "Disclosure risk DR (%)", "low"),
+    Measure("max_emd", "Largest class EMD (confidential)", "low"),
+    Measure("verified", "Verified", "high"),
+    Measure("warnings", "Release warnings", "low"),
+    Measure("seconds", "Time (s)", None),
+)
+"""The measures every record carries, in the order they are shown."""
+
+_OPTION_NAMES = {
+    "method": "method", "blocks": "attribute blocks", "merge_small_strata":
+    "merge small strata", "intruder": "intruder scenario", "known": "intruder knows",
+    "dp_epsilon": "differential privacy ε", "confidential_bounds": "confidential bounds",
+    "seed": "seed", "missing": "missing values",
+}
+
+
+def method_short_name(name: str) -> str:
+    """The method's label if short ("MDAV"), else its registry name ("tc-kfirst")."""
+    try:
+        label = get_method(name).label
+    except MicroaggError:
+        return str(name)
+    return label if len(label) <= 20 else name
+
+
+def headline_measures(result: AnonymizationResult) -> dict[str, Any]:
+    """The :data:`MEASURES` of ``result``, read from it (None where it has none)."""
+    m = result.measures
+    emd = m.summary().get("max_emd") if m is not None else None
+    return {
+        "il": result.metrics.il,
+        "il1": m.il1 if m is not None else None,
+        "k_prime": result.metrics.k_prime,
+        "dld": m.dld if m is not None else None,
+        "id": m.id if m is not None else None,
+        "dr": m.dr if m is not None else None,
+        "max_emd": max(emd.values()) if emd else None,
+        "verified": bool(result.passed),
+        "warnings": len(result.warnings),
+        "seconds": result.seconds,
+    }
+
+
+def _key_parameters(method: str, parameters: Mapping[str, Any]) -> str:
+    """k and t always, other parameters where they differ from the default."""
+    try:
+        defaults = {p.name: p.default for p in get_method(method).parameters}
+    except MicroaggError:
+        defaults = {}
+    shown = [f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
+             for name, value in parameters.items()
+             if name in ("k", "t") or defaults.get(name, object()) != value]
+    return " ".join(shown)
+
+
+@dataclass
+class RunRecord:
+    """One finished run.
+
+    Attributes
+    ----------
+    number : int
+        1-based, in the order runs were added; never reused after a removal.
+    request : dict
+        The settings that produced it (a copy; roles included).
+    result : AnonymizationResult
+    created : datetime
+    exported : bool
+        True once the window exported it.
+    measures : dict
+        The headline measures (:data:`MEASURES` keys), read from ``result``.
+    """
+
+    number: int
+    request: dict[str, Any]
+    result: AnonymizationResult
+    created: _dt.datetime = field(default_factory=_dt.datetime.now)
+    exported: bool = False
+    measures: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not self.measures:
+            self.measures = headline_measures(self.result)
+
+    @property
+    def method(self) -> str:
+        """The short name of the method that ran."""
+        return method_short_name(self.result.method)
+
+    @property
+    def parameters_text(self) -> str:
+        """The key parameters, e.g. ``"k=5 refine=igd"``."""
+        return _key_parameters(self.result.method, self.result.parameters)
+
+    @property
+    def label(self) -> str:
+        """E.g. ``"#3 MDAV k=5"``."""
+        return " ".join(part for part in (f"#{self.number}", self.method,
+                                          self.parameters_text) if part)
+
+
+class History:
+    """The runs of a session, in order, with one selected run.
+
+    Examples
+    --------
+    >>> history = History()
+    >>> history.records
+    ()
+    """
+
+    def __init__(self):
+        self._records: list[RunRecord] = []
+        self._next = 1
+        self._selected: int | None = None
+
+    @property
+    def records(self) -> tuple[RunRecord, ...]:
+        """Every run still in the history, oldest first."""
+        return tuple(self._records)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def add(self, request: Mapping[str, Any], result: AnonymizationResult) -> RunRecord:
+        """Record a finished run and select it."""
+        record = RunRecord(self._next, dict(request), result)
+        self._next += 1
+        self._records.append(record)
+        self._selected = record.number
+        return record
+
+    def get(self, number: int) -> RunRecord:
+        """The run numbered ``number``; :class:`MicroaggError` if there is none."""
+        for record in self._records:
+            if record.number == number:
+                return record
+        have = ", ".join(f"#{r.number}" for r in self._records) or "none"
+        raise MicroaggError(f"There is no run #{number} in the history (runs: {have}). "
+                            "Choose a run from the list.")
+
+    def select(self, number: int) -> RunRecord:
+        """Make run ``number`` the selected one; its ``request`` restores its settings."""
+        record = self.get(number)
+        self._selected = number
+        return record
+
+    @property
+    def selected(self) -> RunRecord | None:
+        """The selected run, or None."""
+        return None if self._selected is None else self.get(self._selected)
+
+    def remove(self, number: int) -> RunRecord:
+        """Take run ``number`` out of the history (its number is not reused)."""
+        record = self.get(number)
+        self._records.remove(record)
+        if self._selected == number:
+            self._selected = None
+        return record
+
+    def mark_exported(self, number: int) -> None:
+        """Remember that run ``number`` was exported."""
+        self.get(number).exported = True
+
+    def unexported(self) -> list[RunRecord]:
+        """Runs never exported (what the window asks about on closing)."""
+        return [r for r in self._records if not r.exported]
+
+    def points(self) -> list[RunPoint]:
+        """Every run as a point of the risk–utility map, the selected one marked."""
+        return [RunPoint(r.label, r.measures["il"], r.measures["dld"], r.measures["dr"],
+                         r.measures["verified"], r.number == self._selected)
+                for r in self._records]
+
+    def compare(self, numbers: Iterable[int]) -> pd.DataFrame:
+        """The measures of the runs side by side, then the settings that differ.
+
+        Returns
+        -------
+        DataFrame
+            Rows are the :data:`MEASURES` names, then ``"Setting: <name>"`` rows for every
+            request entry that is not the same in every run (roles one row per column);
+            columns are the run labels, in the order given.
+        """
+        records = [self.get(n) for n in numbers]
+        if not records:
+            raise MicroaggError("Choose at least one run to compare.")
+        data = {r.label: [r.measures[m.key] for m in MEASURES] for r in records}
+        frame = pd.DataFrame(data, index=[m.name for m in MEASURES], dtype=object)
+        settings = [_settings(r.request) for r in records]
+        names = list(dict.fromkeys(name for s in settings for name in s))
+        differing = [n for n in names if len({s.get(n, "—") for s in settings}) > 1]
+        if differing:
+            extra = pd.DataFrame({r.label: [s.get(n, "—") for n in differing]
+                                  for r, s in zip(records, settings)},
+                                 index=[f"Setting: {n}" for n in differing], dtype=object)
+            frame = pd.concat([frame, extra])
+        return frame
+
+
+def best_columns(frame: pd.DataFrame) -> dict[str, list[str]]:
+    """For every measure row of :meth:`History.compare`, the columns holding its best value.
+
+    Rows where nothing is better (time, settings) or every run is equal are left out.
+    """
+    better = {m.name: m.better for m in MEASURES}
+    out: dict[str, list[str]] = {}
+    for row in frame.index:
+        way = better.get(row)
+        if way is None:
+            continue
+        values = {c: float(v) for c, v in frame.loc[row].items() if v is not None}
+        if len(set(values.values())) < 2:
+            continue
+        best = (min if way == "low" else max)(values.values())
+        out[row] = [c for c, v in values.items() if v == best]
+    return out
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}={_text(v)}" for k, v in value.items())
+    return str(value)
+
+
+def _role_words(roles: RoleSpec) -> dict[str, str]:
+    words = {c: r.value for c, r in roles.as_mapping().items()}
+    for column in roles.strata:
+        words[column] = f"{words.get(column, 'non-confidential')}, stratum"
+    for column, level in roles.levels:
+        if column in roles.quasi_identifiers:
+            words[column] = f"{words[column]}, {level.value}"
+    return words
+
+
+def _settings(request: Mapping[str, Any]) -> dict[str, str]:
+    """A request as readable name → text, roles one entry per column."""
+    out: dict[str, str] = {}
+    for key, value in request.items():
+        if key == "roles" and isinstance(value, RoleSpec):
+            out.update({f"role of '{c}'": w for c, w in _role_words(value).items()})
+        elif key == "method":
+            out["method"] = method_short_name(value)
+        else:
+            out[_OPTION_NAMES.get(key, key)] = _text(value)
+    return out
+
+
+def describe_changes(request_a: Mapping[str, Any], request_b: Mapping[str, Any]) -> list[str]:
+    """What changed from ``request_a`` to ``request_b``, one sentence each.
+
+    Examples
+    --------
+    >>> a = {"roles": RoleSpec(quasi_identifiers=("age", "wage")), "method": "mdav", "k": 5}
+    >>> b = {"roles": RoleSpec(quasi_identifiers=("wage",), confidential=("age",)),
+    ...      "method": "cbfs", "k": 7}
+    >>> describe_changes(a, b)
+    ["'age' is now confidential (was quasi-identifier)", 'method: MDAV → CBFS', 'k: 5 → 7']
+    """
+    changes: list[str] = []
+    roles_a, roles_b = request_a.get("roles"), request_b.get("roles")
+    if isinstance(roles_a, RoleSpec) and isinstance(roles_b, RoleSpec):
+        before, after = _role_words(roles_a), _role_words(roles_b)
+        for column in dict.fromkeys([*before, *after]):
+            old = before.get(column, "non-confidential")
+            new = after.get(column, "non-confidential")
+            if old != new:
+                changes.append(f"'{column}' is now {new} (was {old})")
+    elif roles_a != roles_b:
+        changes.append("the roles changed")
+    for key in dict.fromkeys([*request_a, *request_b]):
+        if key == "roles":
+            continue
+        old, new = request_a.get(key), request_b.get(key)
+        if old == new:
+            continue
+        if key == "method":
+            old, new = method_short_name(old), method_short_name(new)
+        changes.append(f"{_OPTION_NAMES.get(key, key)}: {_text(old)} → {_text(new)}")
+    return changes
