@@ -10,6 +10,9 @@
                        [--sheet NAME] [--summary-json PATH] [--report PATH]
                        [--dp-epsilon E --confidential-bounds COL=LO:HI ... [--seed S]]
                        [--intruder all|singles|pairs|random] [--known "A,B;C,D"]
+                       [--missing stop|exclude]
+    microagg rerun PROJECT --run N -o OUTPUT [--data PATH] [--summary-json PATH]
+                   [--report PATH] [--overwrite]
     microagg verify ORIGINAL MASKED --qi COL ... --k 5 [--ordinal ...] [--nominal ...]
                     [--identifier COL ...]
                     [--confidential COL ... --t T]
@@ -18,22 +21,19 @@
     microagg methods
 
 Exit codes: 0 success (for ``verify``: the table is k-anonymous), 1 ``verify`` found the
-table not k-anonymous, 2 bad input (one line on stderr, never a traceback), 3 an
+table not k-anonymous (``rerun``: the guarantee was not met), 2 bad input (one line on stderr, never a traceback), 3 an
 unexpected internal error, 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-
 import sys
 from pathlib import Path
 
 from core.pipeline import anonymize
 from core.errors import Cancelled, MicroaggError
 from core.progress import TaskState
-from core.io.write import atomic_write
 from core.cli.read_options import add_read_options, read_options_from_args
 from core.cli.released import read_released
 from core.io.read import read_table, read_table_with_report
@@ -41,9 +41,11 @@ from core.cli.console import Progress, log_internal_error
 from core.cli.levels import add_level_options, levels_from_args
 from core.cli.measure import add_measure_command, run_measure
 from core.cli.outputs import check_destinations
+from core.cli.release import print_result, write_json, write_outputs
+from core.cli.rerun import add_rerun_command, run_rerun
+from core.pipeline.missing import MISSING_OPTIONS, MissingValuesError
 from core.pipeline.partition import parse_blocks
 from core.methods.registry import Interval, Options, get_method, methods
-from core.report.documents import export_result, write_report
 from core.data.roles import RoleSpec
 from core.verify.tcloseness import verify_t_closeness
 from core.verify.kanonymity import verify_k_anonymity
@@ -148,6 +150,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     run.add_argument("--confidential-bounds", action="append", metavar="COL=LO:HI",
                      help="bounds of a confidential column for --dp-epsilon (required for "
                           "each one; never taken from the data)")
+    run.add_argument("--missing", choices=MISSING_OPTIONS, default="stop",
+                     help="records with a missing value in a quasi-identifier, stratum or "
+                          "needed confidential column: stop with an error (default), or "
+                          "exclude them from masking and release them unmasked, flagged "
+                          "in the column 'unmasked_missing' (they are not protected)")
     parameter_names = _parameter_options(run)
 
     check = commands.add_parser("verify", help="check that a masked table is k-anonymous")
@@ -169,23 +176,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
                        help="replace the summary file if it exists")
 
     add_measure_command(commands)
+    add_rerun_command(commands)
     listing = commands.add_parser("methods", help="list the methods and their parameters")
     listing.add_argument("name", nargs="?", help="show one method only")
     return parser, parameter_names
-
-
-def _write_json(path: str, payload: dict) -> None:
-    def write(temporary):
-        with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle, indent=2, default=_json_default)
-            handle.write("\n")
-    atomic_write(path, write)
-
-
-def _json_default(value):
-    if hasattr(value, "item"):
-        return value.item()
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
 def _anonymize(args, parameter_names) -> int:
@@ -204,34 +198,19 @@ def _anonymize(args, parameter_names) -> int:
     progress = Progress(sys.stderr, quiet=args.quiet, n_records=len(table))
     try:
         result = anonymize(table, roles, args.method, state=TaskState(progress),
-                           blocks=args.blocks,
-                       merge_small_strata=args.merge_small_strata, intruder=args.intruder,
-                       known=args.known, seed=args.seed, dp_epsilon=args.dp_epsilon,
+                           blocks=args.blocks, merge_small_strata=args.merge_small_strata,
+                           intruder=args.intruder, known=args.known, seed=args.seed,
+                           dp_epsilon=args.dp_epsilon,
                            confidential_bounds=(",".join(args.confidential_bounds)
                                                 if args.confidential_bounds else None),
-                           **params)
+                           missing=args.missing, **params)
+    except MissingValuesError as error:
+        raise MicroaggError(f"{error} On the command line: --missing exclude.") from None
     finally:
         progress.done()
-    export_result(result, args.output, source=Path(args.input).name)
-    if args.summary_json:
-        _write_json(args.summary_json, result.summary())
-    if args.report:
-        write_report(result, args.report, source=Path(args.input).name)
-    m = result.metrics
-    print(f"{args.method}: {m.n_records} records in {m.n_groups} groups "
-          f"(sizes {m.min_group_size}-{m.max_group_size}), IL = {m.il:.4f}%, "
-          f"k' = {m.k_prime:.3f}; wrote {args.output}")
-    for line in result.check.lines():
-        print(line)
-    if result.noise is not None:
-        print(result.noise.describe())
-    print(result.guarantee_text)
-    for warning in result.warnings:
-        print(f"microagg: warning: {warning.message}", file=sys.stderr)
-    if result.measures is not None:
-        ms = result.measures
-        print(f"IL1 = {ms.il1:.3f} %, DLD = {ms.dld:.3f} %, ID = {ms.id:.3f} %, "
-              f"DR = {ms.dr:.3f} %, score = {ms.score:.3f}")
+    write_outputs(result, args.output, source=Path(args.input).name,
+                  summary_json=args.summary_json, report=args.report)
+    print_result(result, args.output)
     return EXIT_OK
 
 
@@ -259,7 +238,7 @@ def _verify(args) -> int:
                                        original=original)
         print(closeness.describe())
     if args.summary_json:
-        _write_json(args.summary_json, {
+        write_json(args.summary_json, {
             "k": args.k, "verified": verification.passed,
             "smallest_class": verification.smallest_class,
             "n_classes": verification.n_classes, "k_prime": verification.k_prime,
@@ -296,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
             return _verify(args)
         if args.command == "measure":
             return run_measure(args)
+        if args.command == "rerun":
+            return run_rerun(args)
         return _methods(args.name)
     except MicroaggError as error:
         print(f"microagg: error: {error}", file=sys.stderr)

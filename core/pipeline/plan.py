@@ -11,7 +11,7 @@ either honoured or refused; never replaced.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,6 +21,8 @@ from core.privacy.noise import check_noise_inputs
 from core.data.encoding import Encoding, encode
 from core.errors import MicroaggError
 from core.measures.scenarios import intruder_scenarios, parse_known
+from core.pipeline.missing import (check_option, check_remaining, missing_rows,
+                                   refuse_missing)
 from core.pipeline.partition import parse_blocks, resolve_blocks, strata_of
 from core.data.prepare import check_group_size
 from core.methods.registry import Method, get_method
@@ -56,8 +58,14 @@ class RunPlan:
     noise : dict or None
         ``{"epsilon": ε, "bounds": {column: (LO, HI)}}`` when Laplace noise is asked.
     options : dict
-        The run options as given (blocks, strata merging, intruder, known, seed,
-        noise), so a plan can be described or re-run.
+        The run options as given (blocks, merge_small_strata, intruder, known, seed,
+        dp_epsilon, confidential_bounds, missing), so a plan can be described or re-run:
+        ``anonymize(table, roles, method, **options, **parameters)`` runs it again.
+    original : DataFrame or None
+        With ``missing="exclude"`` and records set aside: the whole table given, of which
+        ``table`` holds the records to mask (:mod:`core.pipeline.missing`). None otherwise.
+    excluded : ndarray of int
+        Positions in ``original`` of the set-aside records (empty when none).
     """
 
     table: pd.DataFrame
@@ -72,12 +80,14 @@ class RunPlan:
     seed: int
     noise: dict[str, Any] | None
     options: dict[str, Any]
+    original: pd.DataFrame | None = None
+    excluded: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
 
 
 def prepare_run(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
                 blocks=None, merge_small_strata: bool = False, intruder: str = "all",
                 known=None, seed: int = 0, dp_epsilon: float | None = None,
-                confidential_bounds=None, **params) -> RunPlan:
+                confidential_bounds=None, missing: str = "stop", **params) -> RunPlan:
     """Check every input of a run and prepare it; see :func:`core.pipeline.run.anonymize`.
 
     Raises
@@ -99,12 +109,20 @@ def prepare_run(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     if spec.scope == "whole-table" and roles.strata:
         raise MicroaggError(f"{spec.label} works on the whole table at once; it takes no "
                             "strata. Give the stratum column another role.")
-    for column in roles.confidential if spec.needs_confidential else ():
-        missing = int(table[column].isna().sum())
-        if missing:
-            raise MicroaggError(f"Confidential column '{column}' has {missing} missing "
-                                "value(s); t-closeness needs every value. Impute or remove "
-                                "those rows.")
+    given_blocks = blocks
+    check_option(missing)
+    original, excluded = None, np.empty(0, dtype=np.int64)
+    needed = _needed_columns(roles)
+    if missing == "exclude":
+        excluded = missing_rows(table, needed)
+        check_remaining(len(table), len(excluded), resolved.get("k"))
+        if len(excluded):
+            original = table
+            table = table.iloc[np.setdiff1d(np.arange(len(table)), excluded)]
+    else:  # strata with a missing value form a stratum of their own, as before
+        refuse_missing(table, [c for c in needed if c not in roles.strata],
+                       {**{c: "Quasi-identifier" for c in roles.quasi_identifiers},
+                        **{c: "Confidential column" for c in roles.confidential}})
     if isinstance(blocks, str):
         blocks = parse_blocks(blocks)
     blocks = resolve_blocks(roles, blocks, spec)
@@ -120,11 +138,19 @@ def prepare_run(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     if "base" in resolved:  # tc-merge runs its base method on the same attributes
         _check_levels(get_method(resolved["base"]), encoding)
     strata = strata_of(table, roles, encoding.X, k, merge_small=merge_small_strata)
-    options = {"blocks": blocks, "merge_small_strata": merge_small_strata,
+    options = {"blocks": given_blocks, "merge_small_strata": merge_small_strata,
                "intruder": intruder, "known": known, "seed": seed,
-               "dp_epsilon": dp_epsilon, "confidential_bounds": confidential_bounds}
+               "dp_epsilon": dp_epsilon, "confidential_bounds": confidential_bounds,
+               "missing": missing}
     return RunPlan(table, roles, spec, resolved, blocks, k, encoding, strata,
-                   tuple(scenarios), seed, noise, options)
+                   tuple(scenarios), seed, noise, options, original, excluded)
+
+
+def _needed_columns(roles: RoleSpec) -> list[str]:
+    """The columns whose every value the run needs: quasi-identifiers, strata, and the
+    confidential columns (t-closeness, Laplace noise and the per-class EMD of the
+    measures, which every run computes, need every confidential value)."""
+    return [*roles.quasi_identifiers, *roles.strata, *roles.confidential]
 
 
 def _noise_plan(table, roles, spec, epsilon, bounds) -> dict[str, Any] | None:

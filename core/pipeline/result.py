@@ -74,7 +74,20 @@ class AnonymizationResult:
     warnings : tuple of ReleaseWarning
         Why a verified release should still not be published as it is (a group holding
         most records, very high IL, unique records without a guarantee, a kept column
-        that reveals a quasi-identifier; :mod:`core.pipeline.warnings`). Empty when none.
+        that reveals a quasi-identifier, records released unmasked;
+        :mod:`core.pipeline.warnings`). Empty when none.
+    excluded : ndarray of int
+        Positions of the records set aside for missing values (``missing="exclude"``)
+        and released unmasked, flagged 1 in the column ``unmasked_missing``
+        (:mod:`core.pipeline.missing`); ``labels`` is −1 for them. Empty when none.
+        ``metrics``, ``measures``, ``verification`` and ``tcloseness`` then describe
+        the other, masked records only.
+    missing : str
+        The run's ``missing`` option, ``"stop"`` or ``"exclude"``.
+    options : dict
+        The run options (blocks as given, merge_small_strata, intruder, known, seed,
+        dp_epsilon, confidential_bounds, missing): with ``method`` and ``parameters``,
+        exactly what reproduces the run.
     """
 
     method: str
@@ -96,6 +109,14 @@ class AnonymizationResult:
     levels: dict[str, str] = field(default_factory=dict)
     orders: dict[str, tuple] = field(default_factory=dict)
     warnings: tuple[ReleaseWarning, ...] = ()
+    excluded: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    missing: str = "stop"
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def flag_column(self) -> str | None:
+        """The name of the 0/1 column flagging records released unmasked, or None."""
+        return str(self.masked.columns[-1]) if len(self.excluded) else None
 
     @property
     def multiplicative(self) -> bool:
@@ -142,6 +163,17 @@ class AnonymizationResult:
         return {**out, **closeness, "cluster_size": self.details.get("cluster_size"),
                 **details}
 
+    def _coverage(self) -> dict[str, Any]:
+        if not len(self.excluded):
+            return {}
+        return {"flag_column": self.flag_column,
+                "n_released": int(len(self.masked)),
+                "measures_cover": (
+                    f"The verification and every measure cover the {self.metrics.n_records:,} "
+                    f"masked records only; the {len(self.excluded):,} records released "
+                    f"unmasked (flag column '{self.flag_column}' = 1) are not protected "
+                    "and are not counted.")}
+
     def summary(self) -> dict[str, Any]:
         """A flat, JSON-ready summary (the CLI's ``--summary-json``)."""
         m, v = self.metrics, self.verification
@@ -173,6 +205,9 @@ class AnonymizationResult:
             "smallest_class": v.smallest_class,
             "verifier_il": v.il,
             "verification_notes": list(v.notes),
+            "missing": self.missing,
+            "n_unmasked_missing": int(len(self.excluded)),
+            **self._coverage(),
             "warnings": [w.message for w in self.warnings],
             "warning_kinds": [w.kind for w in self.warnings],
             "seconds": self.seconds,

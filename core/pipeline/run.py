@@ -12,7 +12,10 @@
    method's guarantee (independent verifiers that read only the original and the final
    table); a result that misses its guarantee raises :class:`GuaranteeNotMet`;
 6. **warn** where the verified release should still not be published as it is
-   (:mod:`core.pipeline.warnings`).
+   (:mod:`core.pipeline.warnings`);
+7. with ``missing="exclude"``, **put back** the records set aside for missing values,
+   unmasked and flagged (:mod:`core.pipeline.missing`). Steps 1-6 saw only the other
+   records: the verifier checked the guarantee on them, the measures describe them.
 
 :func:`anonymize` is the one-call convenience: :func:`core.pipeline.plan.prepare_run`, then
 :func:`run`.
@@ -29,9 +32,10 @@ from core.data.aggregate import aggregate
 from core.privacy.noise import add_laplace_noise
 from core.measures.measure import measure
 from core.measures.partition import partition_metrics
+from core.pipeline.missing import flag_column_name, put_back
 from core.pipeline.partition import partition_blocks, recode_merged_strata
 from core.pipeline.plan import RunPlan, prepare_run
-from core.pipeline.warnings import release_warnings
+from core.pipeline.warnings import release_warnings, unmasked_missing_warning
 from core.progress import TaskState
 from core.methods.registry import MethodInput
 from core.pipeline.result import AnonymizationResult, GuaranteeNotMet
@@ -119,6 +123,11 @@ def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
         il=measures.il, k_prime=measures.k_prime,
         unique_records=measures.unique_records,
         record_level=spec.guarantee.record_level, constant=plan.encoding.constant)
+    if len(plan.excluded):
+        flag = flag_column_name([*plan.original.columns, *released.columns])
+        released = put_back(plan.original, released, plan.excluded, flag)
+        labels, block_labels = _with_put_back(labels, block_labels, plan.excluded)
+        warnings = (unmasked_missing_warning(len(plan.excluded), flag), *warnings)
     state.step(1.0, f"{spec.label}: done")
     encoding = plan.encoding
     return AnonymizationResult(
@@ -131,14 +140,27 @@ def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
         levels={a.name: a.level.value for a in encoding.attributes},
         orders={a.name: tuple(a.categories) for a in encoding.attributes
                 if a.level.value == "ordinal"},
+        excluded=plan.excluded, missing=plan.options.get("missing", "stop"),
+        options=dict(plan.options),
     )
+
+
+def _with_put_back(labels: np.ndarray, block_labels: np.ndarray, excluded: np.ndarray):
+    """The group ids over every record: −1 for a record put back unmasked."""
+    n = len(labels) + len(excluded)
+    kept = np.setdiff1d(np.arange(n), excluded)
+    full = np.full(n, -1, dtype=np.int64)
+    full[kept] = labels
+    full_blocks = np.full((n, block_labels.shape[1]), -1, dtype=np.int64)
+    full_blocks[kept] = block_labels
+    return full, full_blocks
 
 
 def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
               state: TaskState | None = None, blocks=None, merge_small_strata: bool = False,
               intruder: str = "all", known=None, seed: int = 0,
               dp_epsilon: float | None = None, confidential_bounds=None,
-              **params) -> AnonymizationResult:
+              missing: str = "stop", **params) -> AnonymizationResult:
     """Microaggregate ``table`` with a registered method and verify the result.
 
     :func:`core.pipeline.plan.prepare_run` followed by :func:`run`.
@@ -171,6 +193,14 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
         every confidential attribute (Domingo-Ferrer & Soria-Comas 2015, Proposition 1).
         The bounds ``{column: (LO, HI)}`` or ``"COL=LO:HI,..."`` are required for every
         confidential column; they are never taken from the data. ``seed`` drives the noise.
+    missing : {"stop", "exclude"}
+        What to do with records that have a missing value in a quasi-identifier, a
+        stratum column, or a confidential column. "stop"
+        refuses the run, naming the column and row. "exclude" masks the other records
+        and releases these ones as they are, flagged 1 in the column
+        ``unmasked_missing``; they are not protected (a release warning says so), and
+        the verification and the measures cover the masked records only
+        (:mod:`core.pipeline.missing`).
     **params
         The method's parameters, e.g. ``k=5``, ``growth="nc"``, ``refine="igd"``.
 
@@ -193,5 +223,5 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     plan = prepare_run(table, roles, method, blocks=blocks,
                        merge_small_strata=merge_small_strata, intruder=intruder,
                        known=known, seed=seed, dp_epsilon=dp_epsilon,
-                       confidential_bounds=confidential_bounds, **params)
+                       confidential_bounds=confidential_bounds, missing=missing, **params)
     return run(plan, state)

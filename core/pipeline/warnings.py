@@ -30,6 +30,9 @@ a kept column that reveals a quasi-identifier
     trivially, and its mapping is not public knowledge), and the other side at least two.
 constant quasi-identifier
     It carries no information: it is released as it is and adds nothing to SST.
+records released unmasked
+    With ``missing="exclude"``, records with missing values are released as they are,
+    flagged (:mod:`core.pipeline.missing`): :func:`unmasked_missing_warning`, always.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ import pandas as pd
 
 from core.data.roles import RoleSpec
 
-__all__ = ["ReleaseWarning", "release_warnings", "DOMINANT_SHARE", "HIGH_IL",
+__all__ = ["ReleaseWarning", "release_warnings", "unmasked_missing_warning",
+           "DOMINANT_SHARE", "HIGH_IL",
            "LOW_K_PRIME", "UNIQUE_SHARE"]
 
 DOMINANT_SHARE = 0.5
@@ -94,6 +98,15 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
             "information and is released as it is."))
     found += _revealing_columns(table, released, roles)
     return tuple(found)
+
+
+def unmasked_missing_warning(n_records: int, flag: str) -> ReleaseWarning:
+    """The warning that ``n_records`` records were put back unmasked, flagged in ``flag``."""
+    return ReleaseWarning(
+        "unmasked_missing",
+        f"{n_records:,} records with missing values are released unmasked (flag column "
+        f"'{flag}'); they are not protected: remove them before publishing, or impute the "
+        "missing values and run again.")
 
 
 def _revealing_columns(table: pd.DataFrame, released: pd.DataFrame,
