@@ -2,8 +2,9 @@
 
 Formats: CSV/TSV/TXT (:mod:`core.io.read_text`: encoding, delimiter, header line and each
 column's decimal mark and thousands separator detected or given), XLSX/XLSM
-(:mod:`core.io.read_xlsx`: a named sheet, the first by default) and Stata ``.dta``. The
-input file is only ever opened for reading.
+(:mod:`core.io.read_xlsx`: a named sheet, the first by default), Stata ``.dta``, SPSS
+``.sav``/``.zsav`` and SAS ``.sas7bdat``/``.xpt`` (:mod:`core.io.read_stat`; value labels
+become categories). The input file is only ever opened for reading.
 
 Every problem raises :class:`~core.errors.MicroaggError` (no other exception type leaves
 this module) with one line in the user's terms: the file, and the line, column, cell or
@@ -20,26 +21,30 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.errors import MicroaggError
+from core.errors import Cancelled, MicroaggError
 from core.io.number_format import DECIMALS, SPACES, THOUSANDS, describe_separator
 from core.io.read_report import ReadReport, Recorder, column_names
+from core.io.read_stat import STAT_SUFFIXES, describe_kind, read_stat
 from core.io.read_text import read_text
 from core.io.read_xlsx import read_xlsx
 from core.io.read_xlsx import sheet_names as _sheet_names
+from core.progress import TaskState
 
 __all__ = ["read_table", "read_table_with_report", "ReadReport", "sheet_names",
            "READABLE_SUFFIXES", "first_line"]
 
-READABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".xlsx", ".xlsm", ".dta")
+READABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".xlsx", ".xlsm", ".dta") + STAT_SUFFIXES
 _TEXT, _EXCEL = (".csv", ".tsv", ".txt"), (".xlsx", ".xlsm")
-_KINDS = {".xlsx": "an Excel workbook", ".xlsm": "an Excel workbook", ".dta": "a Stata file"}
+_KINDS = {".xlsx": "an Excel workbook", ".xlsm": "an Excel workbook", ".dta": "a Stata file",
+          **{suffix: describe_kind(suffix) for suffix in STAT_SUFFIXES}}
 _STATA_OLD = range(104, 120)  # the first byte of formats 104-119 before the XML-like ones
 
 
 def read_table(path: str | os.PathLike, *, sheet: str | int | None = None,
                delimiter: str | None = None, decimal: str | None = None,
                thousands: str | None = None, encoding: str | None = None,
-               skip_rows: int | None = None, header_row: int | None = None) -> pd.DataFrame:
+               skip_rows: int | None = None, header_row: int | None = None,
+               state: TaskState | None = None) -> pd.DataFrame:
     """Read a table; :func:`read_table_with_report` without the report.
 
     Examples
@@ -48,20 +53,21 @@ def read_table(path: str | os.PathLike, *, sheet: str | int | None = None,
     """
     return read_table_with_report(
         path, sheet=sheet, delimiter=delimiter, decimal=decimal, thousands=thousands,
-        encoding=encoding, skip_rows=skip_rows, header_row=header_row)[0]
+        encoding=encoding, skip_rows=skip_rows, header_row=header_row, state=state)[0]
 
 
 def read_table_with_report(path: str | os.PathLike, *, sheet: str | int | None = None,
                            delimiter: str | None = None, decimal: str | None = None,
                            thousands: str | None = None, encoding: str | None = None,
-                           skip_rows: int | None = None, header_row: int | None = None
+                           skip_rows: int | None = None, header_row: int | None = None,
+                           state: TaskState | None = None, rows: int | None = None
                            ) -> tuple[pd.DataFrame, ReadReport]:
     """Read a table and report the settings used and what was noticed.
 
     Parameters
     ----------
     path : str or path-like
-        A ``.csv``, ``.tsv``, ``.txt``, ``.xlsx``, ``.xlsm`` or ``.dta`` file.
+        A file with one of the :data:`READABLE_SUFFIXES`.
     sheet : str or int, optional
         Workbook sheet, by name or 0-based position; the first by default. Ignored for
         other files (a command may read a CSV and a workbook with the same options).
@@ -81,6 +87,13 @@ def read_table_with_report(path: str | os.PathLike, *, sheet: str | int | None =
         Lines (sheet rows) before the header; a title line is refused unless given.
     header_row : int, optional
         The 1-based line (sheet row) of the header: ``skip_rows = header_row - 1``.
+    state : TaskState, optional
+        Receives the fraction read (bytes of a text file, rows of a sheet) and stops the
+        read with :class:`~core.errors.Cancelled` when cancelled. The table is the same
+        with or without it.
+    rows : int, optional
+        Keep only the first ``rows`` records, reading no more of an SPSS, SAS or Stata
+        file than that (:func:`core.io.preview.preview_table` uses it).
 
     Returns
     -------
@@ -109,7 +122,8 @@ def read_table_with_report(path: str | os.PathLike, *, sheet: str | int | None =
         _check_path(path, suffix)
         if suffix in _TEXT:
             table = read_text(path, encoding=encoding, delimiter=delimiter, decimal=decimal,
-                              thousands=thousands, skip_rows=skip_rows, recorder=recorder)
+                              thousands=thousands, skip_rows=skip_rows, recorder=recorder,
+                              state=state)
             if sheet is not None:
                 recorder.note("The sheet option does not apply to a text file; ignored.")
         else:
@@ -117,14 +131,22 @@ def read_table_with_report(path: str | os.PathLike, *, sheet: str | int | None =
                 if value is not None:
                     recorder.note(f"The {option} option does not apply to {_KINDS[suffix]}; "
                                   "ignored.")
+            if state is not None:
+                state.step(0.0, f"Reading {name}")
             if suffix in _EXCEL:
-                table = read_xlsx(path, sheet=sheet, skip_rows=skip_rows, recorder=recorder)
+                table = read_xlsx(path, sheet=sheet, skip_rows=skip_rows, recorder=recorder,
+                                  state=state)
             else:
                 if skip_rows is not None:
-                    recorder.note("The header row options do not apply to a Stata file; "
-                                  "ignored.")
-                table = _read_stata(path)
-    except MicroaggError:
+                    recorder.note("The header row options do not apply to "
+                                  f"{_KINDS[suffix]}; ignored.")
+                table = (read_stat(path, recorder=recorder, rows=rows)
+                         if suffix in STAT_SUFFIXES else _read_stata(path, rows))
+        if rows is not None:
+            table = table.iloc[:rows]
+        if state is not None:
+            state.step(1.0, f"Read {name}")
+    except (MicroaggError, Cancelled):
         raise
     except MemoryError:
         raise MicroaggError(f"'{name}' is too large to read into memory.") from None
@@ -206,7 +228,7 @@ def _check_path(path: Path, suffix: str) -> None:
                             f"Use one of: {', '.join(READABLE_SUFFIXES)}.")
 
 
-def _read_stata(path: Path) -> pd.DataFrame:
+def _read_stata(path: Path, rows: int | None = None) -> pd.DataFrame:
     truncated = MicroaggError(f"'{path.name}' is not a complete Stata file: it is truncated "
                               "(it ends before the data it declares). Copy or export it "
                               "again from Stata.")
@@ -219,6 +241,9 @@ def _read_stata(path: Path) -> pd.DataFrame:
         elif not head or head[0] not in _STATA_OLD:
             raise MicroaggError(f"'{path.name}' is not a Stata .dta file.")
     try:
+        if rows is not None:
+            with pd.read_stata(path, iterator=True) as reader:
+                return reader.read(max(rows, 1))
         return pd.read_stata(path)
     except (struct.error, EOFError):
         raise truncated from None

@@ -33,7 +33,9 @@ from core.io.number_format import (
     fits_all,
     to_numbers,
 )
+from core.io.progress_source import progress_source
 from core.io.read_report import Recorder, column_names
+from core.progress import TaskState
 
 __all__ = ["read_text"]
 
@@ -43,18 +45,22 @@ _OPEN_QUOTE = re.compile(r"EOF inside string starting at row (\d+)")
 
 def read_text(path: Path, *, encoding: str | None, delimiter: str | None,
               decimal: str | None, thousands: str | None, skip_rows: int | None,
-              recorder: Recorder) -> pd.DataFrame:
+              recorder: Recorder, state: TaskState | None = None) -> pd.DataFrame:
     """Read a delimited text file; see the module docstring for the steps.
 
     ``thousands`` is ``''`` for "no thousands separator" and ``None`` for "detect".
-    What was used goes into ``recorder``.
+    What was used goes into ``recorder``. ``state`` receives the fraction of the file's
+    bytes parsed and stops the read (:class:`~core.errors.Cancelled`) when cancelled.
     """
     layout = sniff(path, encoding=encoding, delimiter=delimiter, skip_rows=skip_rows)
     names = column_names(layout.header, path.name)
     verdicts, file_decimal = _sample_verdicts(path, layout, names, decimal, thousands)
     parse_decimal = decimal or file_decimal or "."
     as_text = [n for n, v in verdicts.items() if _needs_conversion(v, parse_decimal)]
-    table = _parse(path, layout, names, parse_decimal, as_text)
+    parsing = state.sub(0.02, 0.95) if state is not None else None
+    table = _parse(path, layout, names, parse_decimal, as_text, state=parsing)
+    if state is not None:
+        state.step(0.95, "Checking the columns")
     notes: list[str] = []
     checked = _check_columns(path, layout, names, table, verdicts, as_text,
                              decimal=decimal, thousands=thousands, file_decimal=file_decimal,
@@ -105,7 +111,7 @@ def _needs_conversion(verdict: Verdict, parse_decimal: str) -> bool:
 
 
 def _parse(path: Path, layout: Layout, names: list[str], decimal: str, as_text: list[str],
-           usecols: list[str] | None = None) -> pd.DataFrame:
+           usecols: list[str] | None = None, state: TaskState | None = None) -> pd.DataFrame:
     if layout.text is not None:
         source, encoding = io.StringIO(layout.text[:layout.end]), None
     elif layout.end is not None:
@@ -113,6 +119,11 @@ def _parse(path: Path, layout: Layout, names: list[str], decimal: str, as_text: 
             source, encoding = io.BytesIO(handle.read(layout.end)), layout.encoding
     else:
         source, encoding = path, layout.encoding
+    if state is not None:
+        if layout.text is not None:  # decoded whole already: progress by characters
+            source = io.BytesIO(source.getvalue().encode("utf-8"))
+            encoding = "utf-8"
+        source = progress_source(source, state, "Reading the rows")
     try:
         # header=None with our names: pandas would rename a repeated or empty name.
         # pandas >= 3 parses floats round-trip: a masked value written by us reads back
@@ -125,6 +136,9 @@ def _parse(path: Path, layout: Layout, names: list[str], decimal: str, as_text: 
         raise MicroaggError(_parser_message(path, layout, str(error))) from None
     except UnicodeDecodeError:
         raise MicroaggError(_decode_message(path, layout.encoding)) from None
+    finally:
+        if state is not None:
+            source.close()
 
 
 def _check_columns(path, layout, names, table, verdicts, as_text, *, decimal, thousands,

@@ -19,6 +19,7 @@ from pandas.io.parsers import (
 
 from core.errors import MicroaggError
 from core.io.read_report import Recorder, column_names
+from core.progress import TaskState
 
 __all__ = ["read_xlsx", "sheet_names"]
 
@@ -37,8 +38,11 @@ def sheet_names(path: Path) -> list[str]:
 
 
 def read_xlsx(path: Path, *, sheet: str | int | None, skip_rows: int | None,
-              recorder: Recorder) -> pd.DataFrame:
+              recorder: Recorder, state: TaskState | None = None) -> pd.DataFrame:
     """Read one sheet; ``skip_rows`` rows before the header (else the first non-empty row).
+
+    ``state`` receives the fraction of the sheet's declared rows read (every 1,000 rows)
+    and stops the read with :class:`~core.errors.Cancelled` when cancelled.
 
     Raises
     ------
@@ -50,7 +54,7 @@ def read_xlsx(path: Path, *, sheet: str | int | None, skip_rows: int | None,
     try:
         names = list(workbook.sheetnames)
         name = _choose_sheet(path, names, sheet)
-        rows, errors, trailing = _sheet_rows(workbook[name])
+        rows, errors, trailing = _sheet_rows(workbook[name], state)
         if sheet is None and not rows:
             _refuse_empty_first_sheet(path, workbook, names)
     finally:
@@ -114,13 +118,17 @@ def _choose_sheet(path: Path, names: list[str], sheet: str | int | None) -> str:
     return sheet
 
 
-def _sheet_rows(worksheet) -> tuple[list[list], list[tuple[int, int, str]], int]:
+def _sheet_rows(worksheet, state: TaskState | None = None
+                ) -> tuple[list[list], list[tuple[int, int, str]], int]:
     """The rows as pandas converts them, the error cells (row, column, text), and the
     number of empty rows dropped at the end."""
+    declared = max(worksheet.max_row or 0, 1) if state is not None else 1
     # Declared dimensions can be wrong (pandas GH 39486): let openpyxl find the extent.
     worksheet.reset_dimensions()
     rows, errors, last = [], [], -1
     for number, row in enumerate(worksheet.rows, start=1):
+        if state is not None and number % 1000 == 0:
+            state.step(min(0.95 * number / declared, 0.95), "Reading the rows")
         values, has_error = [], False
         for column, cell in enumerate(row, start=1):
             value = cell.value
