@@ -1,252 +1,41 @@
-"""The role editor: one row per column with its name, role, level, type and a summary.
+"""The role editor: the role table, the role suggestions and the remembered roles.
 
-A thin Qt binding of :class:`.state.RoleState`: :class:`RoleModel` shows the state and
-writes changes back to it; :class:`RoleDelegate` edits the role with a drop-down;
-:class:`LevelDelegate` edits a quasi-identifier's measurement level with a drop-down and,
-for an ordinal one, an *Order…* button that opens :class:`.order_dialog.OrderDialog`.
+A thin Qt binding of :class:`.state.RoleState`: :class:`.role_model.RoleModel` shows the
+state and writes changes back to it; :class:`RoleDelegate` edits the role with a
+drop-down; :class:`LevelDelegate` edits a quasi-identifier's measurement level with a
+drop-down and, for an ordinal one, an *Order…* button that opens
+:class:`.order_dialog.OrderDialog`. Suggestions (:mod:`.role_suggestions`) are shown in
+their own column and applied only when the user asks; roles are restored from
+:class:`.role_memory.RoleMemory` for a table with columns seen before.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 import pandas as pd
-from PySide6.QtCore import (QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt,
-                            Signal)
-from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
-from PySide6.QtWidgets import (QAbstractItemView, QApplication, QComboBox, QHBoxLayout,
-                               QHeaderView, QLabel, QStyle, QStyledItemDelegate,
-                               QTableView, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView,
+                               QLabel, QPushButton, QStyledItemDelegate, QTableView,
+                               QToolButton, QVBoxLayout, QWidget)
 
 from core import Role, RoleSpec
 from core.data.roles import Level
-from microagg_desktop.order_dialog import OrderDialog, category_text
-from microagg_desktop.state import STRATUM, RoleState
+from microagg_desktop.order_dialog import OrderDialog
+from microagg_desktop.role_memory import RoleMemory
+from microagg_desktop.role_model import (KIND, LEVEL, LEVEL_CHOICES_ROLE, LEVEL_LABELS,
+                                        NAME, ORDER_SHORTCUT, ROLE, ROLE_LABELS,
+                                        SUGGESTION, SUMMARY, RoleModel)
+from microagg_desktop.role_suggestions import RoleSuggester, Suggestion
+from microagg_desktop.state import RoleState
 
 __all__ = ["RoleModel", "RoleDelegate", "LevelDelegate", "LevelEditor", "RoleEditor",
-           "ROLE_LABELS", "LEVEL_LABELS", "LEVEL_CHOICES_ROLE", "ORDER_SHORTCUT"]
+           "ROLE_LABELS", "LEVEL_LABELS", "LEVEL_CHOICES_ROLE", "ORDER_SHORTCUT",
+           "RESTORED_TEXT", "NAME", "ROLE", "LEVEL", "SUGGESTION", "KIND", "SUMMARY"]
 
-ROLE_LABELS = {
-    Role.IDENTIFIER.value: "Identifier (dropped)",
-    Role.QUASI_IDENTIFIER.value: "Quasi-identifier (aggregated)",
-    Role.CONFIDENTIAL.value: "Confidential (kept)",
-    Role.NON_CONFIDENTIAL.value: "Non-confidential (kept)",
-    STRATUM: "Stratum (kept; groups stay within)",
-}
-"""What the drop-down shows for each choice: the role and what happens to the column."""
-
-_ROLE_COLOURS = {
-    Role.IDENTIFIER.value: QColor(250, 220, 220),
-    Role.QUASI_IDENTIFIER.value: QColor(214, 230, 250),
-    Role.CONFIDENTIAL.value: QColor(250, 236, 204),
-    Role.NON_CONFIDENTIAL.value: QColor(255, 255, 255),
-    STRATUM: QColor(222, 240, 222),
-}
-
-LEVEL_LABELS = {
-    Level.NUMERIC.value: "Numeric",
-    Level.ORDINAL.value: "Ordinal (ordered categories)",
-    Level.NOMINAL.value: "Nominal (categories)",
-}
-"""What the level drop-down shows for each measurement level."""
-
-_LEVEL_TIPS = {
-    Level.NUMERIC.value: "Numeric: compared by standardised difference; released as the "
-                         "group mean.",
-    Level.ORDINAL.value: "Ordinal: ordered categories, compared by rank; released as the "
-                         "group's median category.",
-    Level.NOMINAL.value: "Nominal: unordered categories, same or different; released as "
-                         "the group's most frequent category.",
-}
-
-_NOT_APPLICABLE = QColor(240, 240, 240)
-
-ORDER_SHORTCUT = "Ctrl+Shift+O"
-"""Opens the category order of the ordinal quasi-identifier whose level has focus."""
-
-LEVEL_CHOICES_ROLE = Qt.ItemDataRole.UserRole + 1
-"""Data role of a Level cell: the level values its column can have, as a list."""
-
-NAME, ROLE, LEVEL, KIND, SUMMARY = range(5)
-_HEADERS = ("Column", "Role", "Level", "Type", "Summary")
-_ORDER_SHOWN = 15
-"""At most this many categories of an order are listed in a tooltip."""
-
-
-class RoleModel(QAbstractTableModel):
-    """Rows are the table's columns; Role is editable, and Level on quasi-identifier rows.
-
-    ``setData(index, value)`` under ``EditRole`` accepts a :class:`~core.Role` or its
-    string value in the Role column, a :class:`~core.data.roles.Level` or its string value in
-    the Level column; ``rolesChanged`` is emitted after every change.
-    """
-
-    rolesChanged = Signal()
-
-    def __init__(self, state: RoleState | None = None, parent=None):
-        super().__init__(parent)
-        self._state = state or RoleState()
-
-    @property
-    def state(self) -> RoleState:
-        return self._state
-
-    def set_state(self, state: RoleState) -> None:
-        """Show another table's columns."""
-        self.beginResetModel()
-        self._state = state
-        self.endResetModel()
-        self.rolesChanged.emit()
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._state.columns)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(_HEADERS)
-
-    def is_quasi_identifier(self, row: int) -> bool:
-        return self._state.role(self._state.columns[row].name) is Role.QUASI_IDENTIFIER
-
-    def data(self, index: QModelIndex | QPersistentModelIndex,
-             role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
-        if index.column() == LEVEL:
-            return self._level_data(index.row(), role)
-        info = self._state.columns[index.row()]
-        column_role = self._state.choice(info.name)
-        if role == Qt.ItemDataRole.DisplayRole:
-            return (info.name, ROLE_LABELS[column_role], "", info.kind,
-                    info.summary)[index.column()]
-        if role == Qt.ItemDataRole.EditRole and index.column() == ROLE:
-            return column_role
-        if role == Qt.ItemDataRole.BackgroundRole and index.column() in (NAME, ROLE):
-            return QBrush(_ROLE_COLOURS[column_role])
-        if role == Qt.ItemDataRole.ToolTipRole:
-            if index.column() == ROLE:
-                return "Choose what happens to this column in the released table."
-            if index.column() == SUMMARY:
-                return info.summary
-            if index.column() == NAME:
-                return self._warning(index.row())
-        if role == Qt.ItemDataRole.DecorationRole and index.column() == NAME and \
-                self._warning(index.row()):
-            return QApplication.style().standardIcon(
-                QStyle.StandardPixmap.SP_MessageBoxWarning)
-        return None
-
-    def _level_data(self, row: int, role: int) -> Any:
-        name = self._state.columns[row].name
-        qi = self.is_quasi_identifier(row)
-        level = self._state.level(name).value
-        if role == Qt.ItemDataRole.DisplayRole:
-            return LEVEL_LABELS[level] if qi else ""
-        if role == Qt.ItemDataRole.EditRole:
-            return level if qi else None
-        if role == LEVEL_CHOICES_ROLE:
-            return [lv.value for lv in self._state.level_choices(name)]
-        if role == Qt.ItemDataRole.BackgroundRole:
-            return QBrush(_ROLE_COLOURS[Role.QUASI_IDENTIFIER.value] if qi
-                          else _NOT_APPLICABLE)
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return self.level_tooltip(row)
-        return None
-
-    def level_tooltip(self, row: int) -> str:
-        """What the Level cell of ``row`` explains: the level and an ordinal's order."""
-        name = self._state.columns[row].name
-        if not self.is_quasi_identifier(row):
-            return "Measurement levels apply to quasi-identifiers only."
-        level = self._state.level(name).value
-        lines = [_LEVEL_TIPS[level]]
-        order = self._state.order(name)
-        if order is not None:
-            shown = " < ".join(category_text(v) for v in order[:_ORDER_SHOWN])
-            more = len(order) - _ORDER_SHOWN
-            lines.append(f"Order, lowest first: {shown}"
-                         + (f" < … ({more} more)" if more > 0 else ""))
-            lines.append(f"Change it with Order…, {ORDER_SHORTCUT} or the context menu.")
-        warning = self._warning(row)
-        if warning:
-            lines.append(warning)
-        return "\n".join(lines)
-
-    def _warning(self, row: int) -> str | None:
-        if not self.is_quasi_identifier(row):
-            return None
-        return self._state.level_warning(self._state.columns[row].name)
-
-    def setData(self, index: QModelIndex | QPersistentModelIndex, value: Any,
-                role: int = Qt.ItemDataRole.EditRole) -> bool:
-        if not index.isValid() or role != Qt.ItemDataRole.EditRole:
-            return False
-        if index.column() == LEVEL:
-            if not self.is_quasi_identifier(index.row()):
-                return False
-            try:
-                self.set_level(index.row(), value)
-            except ValueError:
-                return False
-            return True
-        if index.column() != ROLE:
-            return False
-        value = value.value if isinstance(value, Role) else str(value)
-        if value not in ROLE_LABELS:
-            return False
-        name = self._state.columns[index.row()].name
-        if self._state.choice(name) == value:
-            return True
-        self._state.set_choice(name, value)
-        self.dataChanged.emit(self.index(index.row(), NAME), self.index(index.row(), LEVEL))
-        self.rolesChanged.emit()
-        return True
-
-    def set_level(self, row: int, level: Level | str) -> None:
-        """Declare the level of ``row``'s column (errors as :meth:`RoleState.set_level`)."""
-        name = self._state.columns[row].name
-        before = self._state.level(name)
-        self._state.set_level(name, level)
-        if self._state.level(name) is not before:
-            self.dataChanged.emit(self.index(row, LEVEL), self.index(row, LEVEL))
-            self.rolesChanged.emit()
-
-    def set_order(self, row: int, values: Iterable) -> None:
-        """Order ``row``'s ordinal column (errors as :meth:`RoleState.set_order`)."""
-        self._state.set_order(self._state.columns[row].name, values)
-        self.dataChanged.emit(self.index(row, LEVEL), self.index(row, LEVEL))
-        self.rolesChanged.emit()
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if section < 0:
-            return None
-        if orientation == Qt.Orientation.Horizontal and section == LEVEL and \
-                role == Qt.ItemDataRole.ToolTipRole:
-            return ("How a quasi-identifier is compared and released: numeric, ordinal "
-                    "(ordered categories) or nominal (categories).")
-        if role != Qt.ItemDataRole.DisplayRole:
-            return None
-        if orientation == Qt.Orientation.Horizontal:
-            return _HEADERS[section] if section < len(_HEADERS) else None
-        return str(section + 1) if section < self.rowCount() else None
-
-    def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-        if index.column() == ROLE or (index.column() == LEVEL and
-                                      self.is_quasi_identifier(index.row())):
-            flags |= Qt.ItemFlag.ItemIsEditable
-        return flags
-
-    def row_of(self, column: str) -> int:
-        """The model row showing ``column``; raise ``KeyError`` if absent."""
-        for row, info in enumerate(self._state.columns):
-            if info.name == column:
-                return row
-        raise KeyError(f"Column '{column}' is not in the table.")
-
+RESTORED_TEXT = ("Roles restored from the last time a table with these columns was "
+                 "opened.")
 
 class RoleDelegate(QStyledItemDelegate):
     """A drop-down of the four roles; a choice is committed at once."""
@@ -255,6 +44,9 @@ class RoleDelegate(QStyledItemDelegate):
         editor = QComboBox(parent)
         for choice, label in ROLE_LABELS.items():
             editor.addItem(label, choice)
+        column = str(index.siblingAtColumn(NAME).data())
+        editor.setAccessibleName(f"Role of {column}")
+        editor.setToolTip(f"What happens to '{column}' in the released table.")
         editor.currentIndexChanged.connect(lambda _: self.commitData.emit(editor))
         return editor
 
@@ -288,6 +80,8 @@ class LevelEditor(QWidget):
         self.order_button = QToolButton(self)
         self.order_button.setText("Order…")
         self.order_button.setAccessibleName(f"Category order of {column}")
+        self.order_button.setToolTip(f"Edit the category order ({ORDER_SHORTCUT}).")
+        self.combo.setToolTip("How this quasi-identifier is compared and released.")
         self.order_action = QAction("Edit category &order…", self)
         self.order_action.setShortcut(QKeySequence(ORDER_SHORTCUT))
         self.order_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
@@ -361,6 +155,11 @@ class RoleEditor(QWidget):
     -------
     rolesChanged
         After any role, level or order changed, or a new table was loaded.
+
+    Attributes
+    ----------
+    restored : bool
+        The roles shown were restored from a :class:`.role_memory.RoleMemory`.
     """
 
     rolesChanged = Signal()
@@ -405,9 +204,47 @@ class RoleEditor(QWidget):
             "released as they are. A stratum column (e.g. region) is released as it is, "
             "and records are only grouped with records of the same stratum.", self)
         self.hint.setWordWrap(True)
+        self.view.setAccessibleName("Roles of the columns")
+        self.view.setToolTip("One row per column: choose its role and, for a "
+                             "quasi-identifier, its measurement level.")
+        self.restored = False
+        self.restored_label = QLabel(RESTORED_TEXT, self)
+        self.restored_label.setWordWrap(True)
+        self.restored_label.setStyleSheet("color: #1a5e20;")
+        self.restored_label.setAccessibleName("Roles restored")
+        self.restored_label.setToolTip("Your roles, levels and category orders from the "
+                                       "last run on a table with the same columns. "
+                                       "Change any of them as usual.")
+        self.restored_label.hide()
+        self.suggester: RoleSuggester | None = None
+        self.suggestion_label = QLabel(self)
+        self.suggestion_label.setWordWrap(True)
+        self.suggestion_label.setAccessibleName("Role suggestions")
+        self.apply_selected_button = QPushButton("Apply to selected rows", self)
+        self.apply_selected_button.setAccessibleName("Apply suggestions to selected rows")
+        self.apply_selected_button.setToolTip(
+            "Give the selected rows' columns the role in their Suggestion cell.")
+        self.apply_all_button = QPushButton("Apply all suggestions", self)
+        self.apply_all_button.setAccessibleName("Apply all suggestions")
+        self.apply_all_button.setToolTip(
+            "Give every column the role in its Suggestion cell (hover over a cell for "
+            "the reason). Each can be changed back.")
+        self.apply_selected_button.clicked.connect(
+            lambda: self.apply_suggestions(self.selected_columns()))
+        self.apply_all_button.clicked.connect(lambda: self.apply_suggestions())
+        self.view.selectionModel().selectionChanged.connect(
+            lambda *_: self._show_suggestion_summary())
+        self.rolesChanged.connect(self._update_suggestions)
+        bar = QHBoxLayout()
+        bar.addWidget(self.suggestion_label, 1)
+        bar.addWidget(self.apply_selected_button)
+        bar.addWidget(self.apply_all_button)
         layout = QVBoxLayout(self)
         layout.addWidget(self.hint)
+        layout.addWidget(self.restored_label)
+        layout.addLayout(bar)
         layout.addWidget(self.view)
+        self._show_suggestion_summary()
 
     def _role_column_width(self) -> int:
         probe = QComboBox()
@@ -422,19 +259,102 @@ class RoleEditor(QWidget):
                 + probe.layout().spacing() + 24)
 
     def set_table(self, table: pd.DataFrame,
-                  roles: Mapping[str, Role | str] | None = None) -> None:
-        """Describe ``table``'s columns; preset ``roles``, default the others."""
-        self.model.set_state(RoleState(table, roles))
+                  roles: Mapping[str, Role | str] | None = None,
+                  memory: RoleMemory | None = None) -> None:
+        """Describe ``table``'s columns; preset ``roles``, default the others.
+
+        Without ``roles``, the roles ``memory`` holds for a table with the same columns
+        (names, order and kinds) are applied, and a label says so. Suggestions are
+        computed and shown, not applied.
+        """
+        state = RoleState(table, roles)
+        self.restored = bool(roles is None and memory is not None
+                             and memory.recall(table, state))
+        text = RESTORED_TEXT
+        if self.restored and memory.notes:
+            text += " Not restored (the data changed): " + ", ".join(memory.notes) + "."
+        self.restored_label.setText(text)
+        self.restored_label.setVisible(self.restored)
+        self.suggester = RoleSuggester(table)
+        self.model.set_state(state, self.suggester.suggestions(self._current_roles(state)))
         self._persistent = self.model.rowCount() <= self.PERSISTENT_EDITOR_LIMIT
         if self._persistent:
             for row in range(self.model.rowCount()):
                 self.view.openPersistentEditor(self.model.index(row, ROLE))
             self._sync_level_editors(self.model.index(0, LEVEL),
                                      self.model.index(self.model.rowCount() - 1, LEVEL))
-        for column in (NAME, KIND):
+        for column in (NAME, SUGGESTION, KIND):
             self.view.resizeColumnToContents(column)
             self.view.horizontalHeader().resizeSection(
                 column, min(self.view.columnWidth(column) + 24, 320))
+        self._show_suggestion_summary()
+
+    # -- suggestions and memory ----------------------------------------------------------
+
+    @staticmethod
+    def _current_roles(state: RoleState) -> dict[str, Role]:
+        return {c.name: state.role(c.name) for c in state.columns
+                if c.name not in state.strata}
+
+    def _update_suggestions(self) -> None:
+        if self.suggester is not None:
+            self.model.set_suggestions(
+                self.suggester.suggestions(self._current_roles(self.model.state)))
+        self._show_suggestion_summary()
+
+    def suggestions(self) -> dict[str, Suggestion]:
+        """Every column's suggestion (by column name), agreeing or not with its role."""
+        return self.model.suggestions()
+
+    def pending_suggestions(self) -> dict[str, Suggestion]:
+        """The suggestions that differ from the roles chosen now."""
+        found = {}
+        for row in range(self.model.rowCount()):
+            suggestion = self.model.pending(row)
+            if suggestion is not None:
+                found[suggestion.column] = suggestion
+        return found
+
+    def selected_columns(self) -> list[str]:
+        """The columns whose rows are selected, in table order."""
+        rows = sorted({index.row() for index in self.view.selectionModel().selectedRows()})
+        return [self.model.state.columns[row].name for row in rows]
+
+    def apply_suggestions(self, columns: Iterable[str] | None = None) -> list[str]:
+        """Give ``columns`` (default: all) their suggested role; return those changed.
+
+        Applying one suggestion can raise another (a column that determines a new
+        quasi-identifier), which is shown, not applied.
+        """
+        pending = self.pending_suggestions()
+        wanted = list(pending) if columns is None else [c for c in columns if c in pending]
+        for column in wanted:
+            self.set_role(column, pending[column].role)
+        return wanted
+
+    def _show_suggestion_summary(self) -> None:
+        pending = self.pending_suggestions()
+        warnings = [s for s in pending.values() if s.is_warning]
+        if not self.model.rowCount():
+            text = "Open a table to see role suggestions."
+        elif not pending:
+            text = "No role suggestions beyond the roles chosen."
+        else:
+            text = (f"{len(pending)} column(s) have a suggested role different from the "
+                    "chosen one (Suggestion column; hover for the reason).")
+            if warnings:
+                text += " ⚠ " + "; ".join(f"'{s.column}' would give '{s.related}' away"
+                                          for s in warnings) + "."
+        self.suggestion_label.setText(text)
+        self.apply_all_button.setEnabled(bool(pending))
+        self.apply_selected_button.setEnabled(
+            any(c in pending for c in self.selected_columns()))
+
+    def remember(self, memory: RoleMemory) -> None:
+        """Store the current roles, levels and orders for tables with these columns."""
+        table = self.model.state.table
+        if table is not None:
+            memory.remember(table, self.model.state)
 
     def _sync_level_editors(self, top_left: QModelIndex, bottom_right: QModelIndex,
                             roles=()) -> None:

@@ -33,10 +33,11 @@ import pandas as pd
 from core import Role, RoleSpec
 from core.methods.registry import DEFAULT_METHOD, get_method
 from core.data.roles import Level, is_number_column
+from microagg_desktop.wizard_state import carry_values, parameter_key
 
 __all__ = [
-    "STRATUM", "ColumnInfo", "describe_column", "default_role", "SAMPLE_ROLES", "RoleState",
-    "MethodState", "format_number",
+    "STRATUM", "ColumnInfo", "describe_column", "column_kind", "default_role", "SAMPLE_ROLES",
+    "RoleState", "MethodState", "format_number",
 ]
 
 STRATUM = "stratum"
@@ -190,6 +191,11 @@ class RoleState:
                 if column in self._roles:
                     self.set_choice(column, role.value if isinstance(role, Role) else role)
 
+    @property
+    def table(self) -> pd.DataFrame | None:
+        """The described table (not a copy), or None."""
+        return self._table
+
     def role(self, column: str) -> Role:
         """The role of ``column`` (a stratum column is non-confidential)."""
         return self._roles[column]
@@ -262,6 +268,10 @@ class RoleState:
                              "(unordered categories).")
         self._levels[column] = level
         self._chosen.add(column)
+
+    def declared_levels(self) -> dict[str, Level]:
+        """The levels the user declared (not the defaults), by column in table order."""
+        return {c.name: self._levels[c.name] for c in self.columns if c.name in self._chosen}
 
     def categories(self, column: str) -> tuple:
         """The preset category order of ``column``, lowest first.
@@ -410,27 +420,45 @@ def _short(texts: list[str], limit: int = 8) -> str:
 
 
 class MethodState:
-    """The chosen registry method and its parameter values (defaults until changed).
+    """The chosen registry method and its parameter values.
 
     Nothing here names a particular method: everything comes from :func:`core.methods`.
+    A value the user set is remembered by parameter (name and label, i.e. meaning) and
+    carried to the next method that has the same parameter, when its constraint allows
+    it; otherwise that parameter starts at its default and :attr:`notes` says why (see
+    :func:`.wizard_state.carry_values`).
+
+    Examples
+    --------
+    >>> state = MethodState("mdav")
+    >>> state.set_value("k", 5)
+    >>> state.set_method("cbfs")
+    >>> state.values["k"], state.notes
+    (5, [])
     """
 
     def __init__(self, method: str | None = None):
         self.method = ""
         self.values: dict[str, Any] = {}
+        self.notes: list[str] = []
+        self.remembered: dict[tuple[str, str], Any] = {}
         self.set_method(method or DEFAULT_METHOD)
 
     def set_method(self, name: str) -> None:
-        """Choose a method; its parameters go back to their defaults."""
+        """Choose a method; remembered values it allows are kept, the others default."""
         spec = get_method(name)
         self.method = spec.name
-        self.values = {p.name: p.default for p in spec.parameters}
+        self.values, self.notes = carry_values(spec, self.remembered)
 
     def set_value(self, name: str, value: Any) -> None:
         """Set one parameter; raise ``KeyError`` if the method has no such parameter."""
         if name not in self.values:
             raise KeyError(f"Method '{self.method}' has no parameter '{name}'.")
         self.values[name] = value
+        for parameter in get_method(self.method).parameters:
+            if parameter.name == name:
+                self.remembered[parameter_key(parameter)] = value
+        self.notes = [note for note in self.notes if not note.startswith(f"'{name}'")]
 
     def parameters(self) -> dict[str, Any]:
         """The parameter values, checked and converted by the registry.

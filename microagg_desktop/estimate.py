@@ -1,0 +1,125 @@
+"""A rough time estimate of a run, from a cost model per method family. No Qt.
+
+Each family's time is ``constant × cost(n, d, k, ...)`` plus the shared steps of every
+run (aggregation, measures, verification), modelled as ``n · log2 n · d``. The constants
+were measured on a two-core machine with ``benchmarks/bench_estimate.py`` (random normal
+data through :func:`core.anonymize`); the estimate is meant to tell seconds from minutes
+from hours, not to be exact, so it is shown as a range.
+
+Examples
+--------
+>>> estimate_seconds("mdav", 1_000, 5, k=3) < estimate_seconds("mdav", 100_000, 5, k=3)
+True
+>>> format_range(90.0)
+'about 1–3 minutes'
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["FAMILIES", "SHARED", "family_of", "estimate_seconds", "format_range",
+           "estimate_text", "SHOW_ABOVE"]
+
+SHOW_ABOVE = 2.0
+"""Estimates below this many seconds are not worth showing."""
+
+SHARED = 1.5e-7
+"""Seconds per ``n · log2 n · d`` of the steps every run shares."""
+
+FAMILIES: dict[str, tuple[str, float]] = {
+    # name: (cost model, seconds per unit of cost), from bench_estimate.py
+    "mdav": ("quadratic", 8.5e-9),
+    "cbfs": ("quadratic", 8.5e-9),
+    "tfrp": ("quadratic", 8.5e-9),
+    "vmdav": ("quadratic", 2.5e-8),
+    "gsms": ("quadratic", 2.0e-8),
+    "optimal-univariate": ("sorted", 4.4e-7),
+    "individual-ranking": ("sorted", 4.4e-7),
+    "pcp": ("sorted", 2.0e-8),
+    "zscores": ("sorted", 2.0e-8),
+    "tc-merge": ("quadratic", 1.9e-8),
+    "tc-kfirst": ("quadratic", 3.6e-8),
+    "tc-tfirst": ("quadratic", 1.9e-8),
+    "tc-bucket": ("quadratic", 2.1e-8),
+    "mic1d": ("values", 1.2e-7),
+}
+"""The cost model and constant of each built-in method; others use their scope's."""
+
+_REFINE_FACTOR = {"none": 1.0, "tfrp2": 1.5, "igd": 3.0}
+
+
+def family_of(method: str, scope: str = "multivariate") -> tuple[str, float]:
+    """The (cost model, constant) of ``method``; a method not listed is taken as quadratic
+    (multivariate) or sorted (univariate, per-attribute)."""
+    if method in FAMILIES:
+        return FAMILIES[method]
+    if scope in ("univariate", "per-attribute"):
+        return ("sorted", 4.4e-7)
+    return ("quadratic", 2.5e-8)
+
+
+def _cost(model: str, n: int, d: int, k: int) -> float:
+    if model == "quadratic":  # about n/k groups, each scanning the n records left
+        return n * n * d / k
+    if model == "sorted":  # sort, then a shortest path over k to 2k-1 long runs
+        return n * (math.log2(n) + k) * d
+    if model == "values":  # one sorted vector of all n·d values
+        values = n * d
+        return values * math.log2(values)
+    raise ValueError(f"unknown cost model {model!r}")
+
+
+def estimate_seconds(method: str, n: int, d: int, *, scope: str = "multivariate",
+                     **params) -> float | None:
+    """Rough seconds for ``method`` on ``n`` records and ``d`` quasi-identifiers.
+
+    Parameters
+    ----------
+    method : str
+        Registry name.
+    n, d : int
+        Records and quasi-identifiers (a nominal one counts once).
+    scope : str
+        The method's scope, for a method without a calibrated constant.
+    **params
+        The method's parameters: ``k`` (default 3) and ``refine`` are used; for
+        ``tc-tfirst`` pass ``cluster_size`` (its group size) in place of k.
+
+    Returns
+    -------
+    float or None
+        None when there is nothing to estimate (no records or no attribute).
+    """
+    if n < 2 or d < 1:
+        return None
+    k = max(2, int(params.get("cluster_size") or params.get("k") or 3))
+    if method == "mic1d":
+        k = 2
+    k = min(k, n)
+    model, constant = family_of(method, scope)
+    seconds = constant * _cost(model, n, d, k) + SHARED * n * math.log2(n) * d
+    return seconds * _REFINE_FACTOR.get(str(params.get("refine", "none")), 1.0)
+
+
+def format_range(seconds: float) -> str:
+    """An estimate as a range from half to twice, in the unit that suits it.
+
+    Examples
+    --------
+    >>> format_range(5), format_range(40), format_range(600), format_range(20000)
+    ('about 2–10 seconds', 'about 20–80 seconds', 'about 5–20 minutes', 'about 3–11 hours')
+    """
+    low, high = seconds / 2, seconds * 2
+    if high < 120:
+        return f"about {max(1, round(low))}–{max(2, round(high))} seconds"
+    if high < 120 * 60:
+        return f"about {max(1, round(low / 60))}–{max(2, round(high / 60))} minutes"
+    return f"about {max(1, round(low / 3600))}–{max(2, round(high / 3600))} hours"
+
+
+def estimate_text(seconds: float | None) -> str:
+    """"Expected time on this computer: about 1–3 minutes." or "" below :data:`SHOW_ABOVE`."""
+    if seconds is None or seconds < SHOW_ABOVE:
+        return ""
+    return f"Expected time on this computer: {format_range(seconds)}."
