@@ -115,7 +115,9 @@ def prepare_run(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     needed = _needed_columns(roles)
     if missing == "exclude":
         excluded = missing_rows(table, needed)
-        check_remaining(len(table), len(excluded), resolved.get("k"))
+        # Mic1D-k's k counts values, not records: it checks its own group sizes.
+        check_remaining(len(table), len(excluded),
+                        None if spec.masks_values else resolved.get("k"))
         if len(excluded):
             original = table
             table = table.iloc[np.setdiff1d(np.arange(len(table)), excluded)]
