@@ -214,3 +214,11 @@ def test_cli_missing_option(tmp_path, capsys):
     written = pd.read_csv(out)
     assert written[FLAG_COLUMN].tolist() == [0, 0, 1, 0, 0, 0]
     assert np.isnan(written["a"][2]) and written["b"][2] == 4
+
+
+def test_a_later_error_says_how_rows_are_counted_after_setting_aside():
+    table = pd.DataFrame({"a": [1, None, 3, 4, 5, 6, 7],
+                          "b": ["1", "2", "3", "x", "5", "6", "7"]})
+    with pytest.raises(MicroaggError, match=r"'b' is not numeric \(data row 3: 'x'\).*"
+                                            "counted among the 6 records left"):
+        anonymize(table, RoleSpec(quasi_identifiers=("a", "b")), k=2, missing="exclude")

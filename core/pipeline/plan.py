@@ -135,7 +135,14 @@ def prepare_run(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     scenarios = _scenarios(roles, intruder, known, seed)
     # A constant quasi-identifier is measured (scale 1, nothing to SST) and reported by
     # the release warnings, not refused: a file of identical records can be released.
-    encoding = encode(table, roles, strict=False)
+    try:
+        encoding = encode(table, roles, strict=False)
+    except MicroaggError as error:
+        if not len(excluded):
+            raise
+        raise MicroaggError(f"{error} (Data rows are counted among the {len(table):,} "
+                            "records left after setting aside those with missing "
+                            "values.)") from None
     _check_levels(spec, encoding)
     if "base" in resolved:  # tc-merge runs its base method on the same attributes
         _check_levels(get_method(resolved["base"]), encoding)
