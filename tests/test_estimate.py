@@ -1,0 +1,122 @@
+"""The time estimate and the progress clock (no Qt, no wall clock)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.methods.registry import methods
+from microagg_desktop.estimate import (SHOW_ABOVE, estimate_seconds, estimate_text,
+                                       format_range)
+from microagg_desktop.progress_clock import ProgressClock, format_clock
+
+NAMES = [m.name for m in methods()]
+
+
+@pytest.mark.parametrize("method", NAMES)
+def test_estimate_grows_with_records_and_attributes(method):
+    small = estimate_seconds(method, 1_000, 3, k=3)
+    assert small is not None and small > 0
+    assert estimate_seconds(method, 10_000, 3, k=3) > small
+    assert estimate_seconds(method, 1_000, 6, k=3) > small
+
+
+@given(st.integers(2, 2_000_000), st.integers(2, 2_000_000), st.integers(1, 30))
+def test_estimate_is_monotone_in_n(n1, n2, d):
+    low, high = sorted((n1, n2))
+    assert estimate_seconds("mdav", low, d, k=3) <= estimate_seconds("mdav", high, d, k=3)
+
+
+def test_larger_groups_and_no_refinement_are_faster():
+    assert estimate_seconds("mdav", 50_000, 5, k=10) < estimate_seconds("mdav", 50_000, 5,
+                                                                         k=3)
+    assert estimate_seconds("mdav", 50_000, 5, k=3, refine="igd") > \
+        estimate_seconds("mdav", 50_000, 5, k=3)
+    assert estimate_seconds("unregistered", 1_000, 3, scope="univariate") > 0
+    assert estimate_seconds("mdav", 1, 3) is None and estimate_seconds("mdav", 100, 0) is None
+
+
+def test_quadratic_methods_take_minutes_on_a_million_records():
+    assert estimate_seconds("mdav", 1_000_000, 10, k=3) > 600
+    assert estimate_seconds("pcp", 1_000_000, 10, k=3) < estimate_seconds(
+        "mdav", 1_000_000, 10, k=3)
+
+
+@pytest.mark.parametrize("seconds, text", [
+    (3, "about 2–6 seconds"), (30, "about 15–60 seconds"), (90, "about 1–3 minutes"),
+    (1800, "about 15–60 minutes"), (7200, "about 1–4 hours")])
+def test_format_range(seconds, text):
+    assert format_range(seconds) == text
+
+
+@given(st.floats(0.01, 1e7))
+def test_range_brackets_the_estimate(seconds):
+    text = format_range(seconds)
+    numbers = [int(x) for x in text.split()[1].split("–")]
+    scale = {"seconds": 1, "minutes": 60, "hours": 3600}[text.split()[-1]]
+    in_unit = seconds / scale
+    assert numbers[0] < numbers[1]
+    assert numbers[0] <= max(in_unit, 1) + 0.5  # the estimate lies within the range
+    assert numbers[1] >= in_unit
+
+
+def test_small_estimates_are_not_shown():
+    assert estimate_text(None) == "" and estimate_text(SHOW_ABOVE / 2) == ""
+    assert estimate_text(90) == "Expected time on this computer: about 1–3 minutes."
+
+
+# -- progress clock ----------------------------------------------------------------------
+
+class FakeClock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_clock_waits_for_five_percent_and_one_second():
+    fake = FakeClock()
+    clock = ProgressClock(now=fake)
+    assert clock.elapsed == 0 and clock.remaining is None
+    clock.start()
+    fake.now += 0.5
+    clock.update(0.2)  # 20 % but only half a second
+    assert clock.remaining is None and clock.text() == "0:00 elapsed"
+    fake.now += 9.5
+    clock.update(0.04)  # going back is ignored
+    clock.update(0.04 + 0.16)
+    assert clock.fraction == 0.2
+    assert clock.remaining == pytest.approx(40)  # 10 s for 20 %: 40 s to go
+    fresh = ProgressClock(now=fake)
+    fresh.start()
+    fake.now += 20
+    fresh.update(0.03)  # 20 s but only 3 %
+    assert fresh.remaining is None
+
+
+def test_clock_extrapolates_smooths_and_counts_down():
+    fake = FakeClock()
+    clock = ProgressClock(now=fake, smoothing=0.5)
+    clock.start()
+    fake.now += 12
+    clock.update(0.25)
+    assert clock.remaining == pytest.approx(36)
+    assert clock.text() == "0:12 elapsed · about 0:36 left"
+    fake.now += 6  # between updates the remaining time counts down
+    assert clock.remaining == pytest.approx(30)
+    clock.update(0.75)  # suddenly faster: 18 s for 75 % → 6 s fresh estimate
+    assert clock.remaining == pytest.approx(36 + 0.5 * (6 - 36))
+    clock.update(1.0)
+    assert clock.remaining == 0 and "left" not in clock.text()
+    clock.stop()
+    fake.now += 100
+    assert clock.elapsed == pytest.approx(18)
+
+
+def test_clock_formats():
+    assert format_clock(0) == "0:00" and format_clock(59.6) == "1:00"
+    assert format_clock(3600) == "1:00:00"
+    with pytest.raises(ValueError):
+        ProgressClock(smoothing=0)
