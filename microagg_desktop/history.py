@@ -43,8 +43,8 @@ class Measure:
 
 MEASURES: tuple[Measure, ...] = (
     Measure("il", "Information loss IL (%)", "low"),
-    Measure("il1", "IL1: data, covariances, correlations (%)", "low"),
-    Measure("k_prime", "k′: records per distinct QI tuple", "high"),
+    Measure("il1", "Information loss IL1 (%)", "low"),
+    Measure("k_prime", "k′ (records per QI tuple)", "high"),
     Measure("dld", "Linkage disclosure DLD (%)", "low"),
     Measure("id", "Interval disclosure ID (%)", "low"),
     Measure("dr", "Disclosure risk DR (%)", "low"),

@@ -109,8 +109,8 @@ def risk_utility_figure(points: Sequence[RunPoint], risk: str = "dld", *,
     xs = [p.il for p in placed]
     ys = [getattr(p, risk) for p in placed]
     x_top, y_top = _limit(xs), _limit(ys)
-    axes.set_xlim(0, x_top)
-    axes.set_ylim(0, y_top)
+    axes.set_xlim(-0.02 * x_top, x_top)  # a run at 0 is drawn whole
+    axes.set_ylim(-0.02 * y_top, y_top)
     for group, style in ((True, dict(marker="o", s=55, color=_VERIFIED, label="verified")),
                          (False, dict(marker="X", s=70, facecolors="none",
                                       edgecolors=_UNVERIFIED, linewidths=1.6,
@@ -175,7 +175,7 @@ def sweep_figure(parameter: str, values: Sequence[float], points: Sequence[Sweep
     done = [(v, p.result) for v, p in zip(values, points) if p.result is not None]
     failed = [v for v, p in zip(values, points) if p.result is None]
     if not done and not failed:
-        _empty(axes, f"Choose a range of {parameter} and run the sweep")
+        _empty(axes, "Choose a range of values and run the sweep")
         return figure
     xs = [v for v, _ in done]
     il = [r.metrics.il for _, r in done]
