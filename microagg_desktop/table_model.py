@@ -2,26 +2,34 @@
 
 Like Spyder's DataFrame editor: the frame is never copied, sorted or modified; a cell is
 read with ``DataFrame.iat`` when it is painted, so a million-row table opens instantly.
-Rows are numbered from 1 in the vertical header (the frame's index is not shown).
+Values are shown in full (a float with the digits that give it back, ``repr`` style;
+dates ISO), so what the user sees is what the engine computes with.
+
+Sorting (a click on a column header) computes a permutation of the rows with
+:func:`sort_order` on a pool thread and swaps it in between ``layoutAboutToBeChanged``
+and ``layoutChanged``; the vertical header keeps each record's row number in the file.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import (QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex,
+                            QRunnable, Qt, QThreadPool, Signal)
 from PySide6.QtGui import QBrush, QColor
 
-from microagg_desktop.state import format_number
+from core import Cancelled, TaskState
 
-__all__ = ["DataFrameModel", "format_value"]
+__all__ = ["DataFrameModel", "format_value", "sort_order"]
 
 _MISSING_BRUSH = QBrush(QColor(150, 150, 150))
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+_CHUNK = 65_536  # rows handled per Python-level step: the GUI thread gets the GIL between
 
 
 def _is_missing(value: Any) -> bool:
@@ -31,27 +39,153 @@ def _is_missing(value: Any) -> bool:
 
 
 def format_value(value: Any) -> str:
-    """The text of one cell: floats compact (see :func:`.state.format_number`), NA for missing."""
+    """The text of one cell, exact: ``0.1`` → ``'0.1'``, ``1/3`` → ``'0.3333333333333333'``.
+
+    Floats as ``repr`` (the shortest text that reads back to the same float), integers
+    exactly, dates ISO 8601 (the time only when there is one), ``NA`` for missing.
+    """
     if _is_missing(value):
         return "NA"
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
     if isinstance(value, (float, np.floating)):
-        return format_number(float(value))
+        return repr(float(value))
     if isinstance(value, (int, np.integer)):
         return str(int(value))
+    if isinstance(value, pd.Timestamp):
+        if value.tz is None and value == value.normalize():
+            return value.date().isoformat()
+        return value.isoformat()
     return str(value)
 
 
+def sort_order(column: pd.Series, *, ascending: bool = True,
+               state: TaskState | None = None) -> np.ndarray:
+    """The stable permutation that sorts ``column``, missing values last either way.
+
+    Numbers compare as numbers, dates as dates, a categorical column in its category
+    order, text in code-point order. A column mixing numbers and text (object dtype)
+    puts the numbers first when ascending (text first when descending), as sorting on
+    ``(0, number)`` / ``(1, str(value))`` would. Equal values keep their row order in
+    both directions. Text values that differ only by trailing NUL characters compare
+    equal (they are compared as fixed-width numpy strings, which lets the sort run
+    without holding the interpreter lock).
+
+    Parameters
+    ----------
+    column : Series, shape (n_records,)
+        Not modified, not copied beyond one array of keys.
+    ascending : bool
+    state : TaskState, optional
+        Checked between chunks; :class:`~core.Cancelled` when cancelled.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_records,)
+        ``column.iloc[order]`` is sorted.
+
+    Examples
+    --------
+    >>> sort_order(pd.Series([2.0, None, 1.0])).tolist()
+    [2, 0, 1]
+    """
+    dtype = column.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy()
+        return _ordered([(codes, codes >= 0)], ascending, len(column))
+    if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+        missing = column.isna().to_numpy()
+        kind = "i8" if pd.api.types.is_integer_dtype(dtype) else "f8"
+        keys = column.to_numpy(dtype=kind, na_value=0)
+        return _ordered([(keys, ~missing)], ascending, len(column))
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        missing = column.isna().to_numpy()
+        keys = column.to_numpy(dtype="datetime64[ns]").view("i8")
+        return _ordered([(keys, ~missing)], ascending, len(column))
+    return _ordered(_mixed_keys(column, state), ascending, len(column))
+
+
+def _mixed_keys(column: pd.Series, state: TaskState | None):
+    values = column.to_numpy(dtype=object)
+    n = len(values)
+    is_number = np.zeros(n, dtype=bool)
+    missing = np.zeros(n, dtype=bool)
+    numbers_part, texts = np.zeros(n), np.empty(n, dtype=object)
+    for start in range(0, n, _CHUNK):
+        if state is not None:
+            state.check()
+        chunk = values[start:start + _CHUNK]
+        missing[start:start + len(chunk)] = [_is_missing(v) for v in chunk]
+        for offset, value in enumerate(chunk):
+            if isinstance(value, (numbers.Real, np.bool_)) and not _is_missing(value):
+                is_number[start + offset] = True
+                numbers_part[start + offset] = float(value)
+            else:
+                texts[start + offset] = "" if _is_missing(value) else str(value)
+    is_text = ~(is_number | missing)
+    text_keys = np.empty(n, dtype="U1")
+    if is_text.any():
+        pieces = [np.array(texts[s:s + _CHUNK].tolist(), dtype=str) for s in range(0, n, _CHUNK)]
+        text_keys = np.concatenate(pieces) if pieces else text_keys
+    return [(numbers_part, is_number), (text_keys, is_text)]
+
+
+def _ordered(parts: list[tuple[np.ndarray, np.ndarray]], ascending: bool, n: int
+             ) -> np.ndarray:
+    """Rows of each part (keys, selected) sorted stably, parts in turn, the rest last."""
+    orders, chosen = [], np.zeros(n, dtype=bool)
+    for keys, selected in (parts if ascending else parts[::-1]):
+        rows = np.flatnonzero(selected)
+        chosen |= selected
+        part = keys[rows]
+        if ascending:
+            rows = rows[np.argsort(part, kind="stable")]
+        else:
+            # Stable descending: sort the reversed keys, then reverse back.
+            rows = rows[len(rows) - 1 - np.argsort(part[::-1], kind="stable")[::-1]]
+        orders.append(rows)
+    orders.append(np.flatnonzero(~chosen))
+    return np.concatenate(orders).astype(np.int64, copy=False)
+
+
+class _SortSignals(QObject):
+    done = Signal(int, object)  # generation, order (or None when cancelled or failed)
+
+
+class _SortTask(QRunnable):
+    def __init__(self, column: pd.Series, ascending: bool, generation: int):
+        super().__init__()
+        self.signals = _SortSignals()
+        self.state = TaskState()
+        self._column, self._ascending, self._generation = column, ascending, generation
+
+    def run(self) -> None:
+        try:
+            order = sort_order(self._column, ascending=self._ascending, state=self.state)
+        except Cancelled:
+            order = None
+        except Exception:  # noqa: BLE001 - the table stays in its current order
+            order = None
+        self.signals.done.emit(self._generation, order)
+
+
 class DataFrameModel(QAbstractTableModel):
-    """Table model of ``frame`` for a ``QTableView``; read-only.
+    """Table model of ``frame`` for a ``QTableView``; read-only, sortable off-thread.
 
     Parameters
     ----------
     frame : DataFrame
         Shown as is; the model keeps a reference and never changes it.
     parent : QObject, optional
+
+    Signals
+    -------
+    sorted(int, bool)
+        A new row order is in place: the column (-1 for the file's order) and whether
+        ascending.
     """
+
+    sorted = Signal(int, bool)
 
     def __init__(self, frame: pd.DataFrame | None = None, parent=None):
         super().__init__(parent)
@@ -61,11 +195,35 @@ class DataFrameModel(QAbstractTableModel):
             pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
             for dtype in self._frame.dtypes
         ]
+        self._order: np.ndarray | None = None
+        self._sort_key: tuple[int, bool] = (-1, True)
+        self._generation = 0
+        self._task: _SortTask | None = None
+        self._pending: tuple[int, bool] | None = None
 
     @property
     def frame(self) -> pd.DataFrame:
         """The frame shown (not a copy)."""
         return self._frame
+
+    @property
+    def order(self) -> np.ndarray | None:
+        """The shown row ``i`` is the frame's row ``order[i]``; ``None``: the file's order."""
+        return self._order
+
+    @property
+    def sort_key(self) -> tuple[int, bool]:
+        """(column, ascending) of the order shown; column -1 for the file's order."""
+        return self._sort_key
+
+    @property
+    def sorting(self) -> bool:
+        """True while a new order is being computed."""
+        return self._pending is not None
+
+    def source_row(self, row: int) -> int:
+        """The frame's row (0-based position) shown at view row ``row``."""
+        return int(self._order[row]) if self._order is not None else row
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._frame)
@@ -77,17 +235,18 @@ class DataFrameModel(QAbstractTableModel):
              role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
-        row, column = index.row(), index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            return format_value(self._frame.iat[row, column])
-        if role == Qt.ItemDataRole.ToolTipRole:
-            value = self._frame.iat[row, column]
-            return "missing" if _is_missing(value) else repr(value)
+        column = index.column()
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return _RIGHT if self._numeric[column] else _LEFT
-        if role == Qt.ItemDataRole.ForegroundRole:
-            return _MISSING_BRUSH if _is_missing(self._frame.iat[row, column]) else None
-        return None
+        if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole,
+                        Qt.ItemDataRole.ForegroundRole):
+            return None
+        value = self._frame.iat[self.source_row(index.row()), column]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return format_value(value)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return "missing" if _is_missing(value) else repr(value)
+        return _MISSING_BRUSH if _is_missing(value) else None
 
     def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -97,9 +256,54 @@ class DataFrameModel(QAbstractTableModel):
             if section >= self._frame.shape[1]:
                 return None
             return str(self._frame.columns[section])
-        return str(section + 1) if section < len(self._frame) else None
+        return str(self.source_row(section) + 1) if section < len(self._frame) else None
 
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Start sorting by ``column`` on a pool thread; returns at once.
+
+        Column -1 (or out of range) restores the file's order at once. A newer request
+        cancels the one running; :attr:`sorted` is emitted when the order is in place.
+        """
+        ascending = order == Qt.SortOrder.AscendingOrder
+        self._generation += 1
+        if self._task is not None:
+            self._task.state.cancel()
+            self._task = None
+        if not 0 <= column < self._frame.shape[1]:
+            self._pending = None
+            self._apply(None, (-1, True))
+            return
+        self._pending = (column, ascending)
+        task = _SortTask(self._frame.iloc[:, column], ascending, self._generation)
+        task.signals.done.connect(self._sorted)
+        self._task = task
+        QThreadPool.globalInstance().start(task)
+
+    def _sorted(self, generation: int, order) -> None:
+        if generation != self._generation or self._pending is None:
+            return  # a newer request replaced this one
+        key, self._pending, self._task = self._pending, None, None
+        if order is not None:
+            self._apply(order, key)
+
+    def _apply(self, order: np.ndarray | None, key: tuple[int, bool]) -> None:
+        self.layoutAboutToBeChanged.emit()
+        persistent = self.persistentIndexList()
+        sources = [self.source_row(index.row()) for index in persistent]
+        self._order, self._sort_key = order, key
+        if persistent:
+            # Selections follow their records: the inverse permutation maps them.
+            inverse = None
+            if order is not None:
+                inverse = np.empty_like(order)
+                inverse[order] = np.arange(len(order))
+            self.changePersistentIndexList(persistent, [
+                self.index(int(inverse[s]) if inverse is not None else s, index.column())
+                for s, index in zip(sources, persistent)])
+        self.layoutChanged.emit()
+        self.sorted.emit(*key)
