@@ -1,0 +1,117 @@
+"""The summary sheet: every parameter, figure and finding of a result as (item, value) rows."""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+import numpy as np
+import pandas as pd
+
+from core.methods.registry import get_method
+from core.pipeline import AnonymizationResult
+from core.report.provenance import software_version
+
+__all__ = ["summary_frame", "option_text"]
+
+
+def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFrame:
+    """Parameters, metrics and verification as a two-column (item, value) table."""
+    method = get_method(result.method)
+    m, v, roles = result.metrics, result.verification, result.roles
+    rows: list[tuple[str, object]] = [
+        ("Method", f"{method.label} ({method.name})"),
+        ("Reference", method.reference),
+        ("Source file", source),
+        ("Created", _dt.datetime.now().isoformat(timespec="seconds")),
+        ("Software version", f"MicroAgg Desktop {software_version()}"),
+    ]
+    rows += [(f"Parameter {name}", value) for name, value in result.parameters.items()]
+    rows += [
+        ("Quasi-identifiers", ", ".join(
+            f"{c} ({result.levels.get(c, 'numeric')})" for c in roles.quasi_identifiers)),
+    ]
+    rows += [(f"Order of ordinal '{c}' (lowest first)", " < ".join(map(str, order)))
+             for c, order in result.orders.items()]
+    rows += [
+        ("Confidential", ", ".join(roles.confidential)),
+        ("Identifiers (dropped)", ", ".join(roles.identifiers)),
+        ("Strata", ", ".join(roles.strata)),
+        ("Attribute blocks", " ; ".join(", ".join(b) for b in result.blocks)),
+        ("Guarantee", result.guarantee_text),
+        ("Records", m.n_records),
+        ("Groups", m.n_groups),
+        ("IL = 100·SSE/SST (%)", round(m.il, 6)),
+        ("SSE (z-scored; mixed distance for categories)", m.sse),
+        ("SST (z-scored; n per attribute)", m.sst),
+        ("Smallest group", m.min_group_size),
+        ("Mean group size", round(m.mean_group_size, 4)),
+        ("Largest group", m.max_group_size),
+        ("k' (real anonymity)", round(m.k_prime, 4)),
+        ("Verified", "yes" if result.passed else "NO"),
+        ("Verifier: smallest equivalence class", v.smallest_class),
+        ("Verifier: IL recomputed from the tables (%)", round(v.il, 6)),
+    ]
+    if result.measures is not None:
+        ms = result.measures
+        rows += [
+            ("IL1 (means of data, covariances, variances, correlations; %)", round(ms.il1, 6)),
+            ("DLD: distance-based record linkage (%)", round(ms.dld, 6)),
+            (f"ID: interval disclosure, ±{ms.interval:g} % of ranks (%)", round(ms.id, 6)),
+            ("DR = 0.5·DLD + 0.5·ID (%)", round(ms.dr, 6)),
+            ("Score = 0.5·IL1 + 0.5·DR (lower is better)", round(ms.score, 6)),
+            ("Intruder scenarios", len(ms.scenarios)),
+            ("Largest per-record risk (1 / class size)", round(float(ms.record_risk.max()), 6)),
+            ("Mean per-record risk", round(float(ms.record_risk.mean()), 6)),
+        ]
+        rows += [(f"Largest class EMD of '{name}'", round(value, 6))
+                 for name, value in ms.max_emd.items()]
+        rows += [(f"Scenario {number}: intruder knows {', '.join(sc.known)}",
+                  f"k' = {sc.k_prime:.4g}, DLD = {sc.dld:.4g} %, ID = {sc.id:.4g} %, "
+                  f"DR = {sc.dr:.4g} %")
+                 for number, sc in enumerate(ms.scenarios, start=1)]
+    closeness = result.check.report_rows()
+    rows += closeness
+    if closeness:
+        rows += [(f"Algorithm: {key.replace('_', ' ')}", value)
+                 for key, value in result.details.items()]
+    if result.noise is not None:
+        rows += [("Differential privacy noise", result.noise.describe())]
+        rows += [(f"Laplace scale of '{name}'", value)
+                 for name, value in result.noise.summary().get("laplace_scale", {}).items()]
+        rows += [("Noise seed", result.noise.seed)]
+    rows += [(f"Run option {name}", option_text(value))
+             for name, value in (getattr(result, "options", None) or {}).items()]
+    excluded = getattr(result, "excluded", None)
+    if excluded is not None and len(excluded):
+        rows += [("Records released unmasked (missing values)", len(excluded)),
+                 ("Flag column of the unmasked records", result.flag_column)]
+    rows += [("Warning", w.message) for w in result.warnings]
+    rows += [("Strata merge", line) for line in result.strata_merges]
+    rows += [("Verifier note", note) for note in v.notes]
+    rows += [(f"Groups of size {size}", count)
+             for size, count in sorted(m.group_size_counts.items())]
+    # Numbers stay numbers (numeric cells in the XLSX summary sheet); the rest is text.
+    return pd.DataFrame([(item, _cell(value)) for item, value in rows],
+                        columns=["item", "value"], dtype=object)
+
+
+def _cell(value):
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return value.item() if hasattr(value, "item") else value
+    return "" if value is None else str(value)
+
+
+def option_text(value) -> str:
+    """A run option as text: "default" for None, sequences joined."""
+    if value is None:
+        return "default"
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {option_text(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)) and value and all(
+            isinstance(v, (list, tuple)) for v in value):
+        return " ; ".join(option_text(v) for v in value)
+    if isinstance(value, (list, tuple)):
+        return ", ".join(option_text(v) for v in value)
+    return str(value)
