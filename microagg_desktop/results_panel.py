@@ -1,26 +1,27 @@
-"""The Results tab: information loss, group sizes, verification and a histogram.
+"""The Results tab: the verdict, the headline measures, the plots and the released table.
 
-It shows a :class:`core.AnonymizationResult` and never computes anything itself: every
-number comes from ``result.metrics`` and ``result.verification``.
+It shows a :class:`core.AnonymizationResult` and computes no figure itself: numbers come
+from ``result.metrics``, ``result.measures`` and ``result.verification``, plots from
+:mod:`core.report.plots` (built only for the plot tab on show). A banner says when the
+result no longer matches the settings (:meth:`ResultsPanel.set_stale`).
 """
 
 from __future__ import annotations
 
 import pandas as pd
-# The Qt canvas is used directly; pyplot (and its global backend) is never imported.
-from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QFormLayout, QGroupBox, QHBoxLayout, QLabel, QSizePolicy,
-                               QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
+                               QScrollArea, QVBoxLayout, QWidget)
 
 from core import AnonymizationResult, get_method
+from core.report import plots
+from core.report.meanings import meaning
+from microagg_desktop.plot_canvas import LazyPlotTabs, PlotCanvas
 from microagg_desktop.state import format_number
 from microagg_desktop.table_model import DataFrameModel
 from microagg_desktop.table_view import DataFrameView
 
-__all__ = ["ResultsPanel", "GroupSizeHistogram"]
+__all__ = ["ResultsPanel", "quasi_identifier_text", "stale_text"]
 
 _PASSED_STYLE = ("QLabel { background: #dff3e0; color: #1b5e20; border: 1px solid #81c784;"
                  " border-radius: 4px; padding: 8px; font-weight: bold; }")
@@ -29,50 +30,18 @@ _FAILED_STYLE = ("QLabel { background: #fde2e1; color: #b71c1c; border: 1px soli
 _WARNING_STYLE = ("QLabel { background: #fff4d6; color: #7a4f01; border: 1px solid #f0b429;"
                   " border-radius: 4px; padding: 8px; font-weight: bold; }")
 _EMPTY_STYLE = "QLabel { color: palette(dark); padding: 8px; }"
+_STALE_STYLE = ("QLabel { background: #e8eaf6; color: #1a237e; border: 2px solid #5c6bc0;"
+                " border-radius: 4px; padding: 8px; font-weight: bold; }")
+_TIPS = {"method": "The method and the parameters this result was produced with.",
+         "qi": "The quasi-identifiers, with the measurement level of each categorical one.",
+         "seconds": "Wall time of the whole run, verification and measures included."}
+GROUPS, CLOSENESS, SCATTER, CHANGES = range(4)
 
 
-class GroupSizeHistogram(FigureCanvasQTAgg):
-    """Bar chart of how many groups have each size (one bar per integer size)."""
-
-    def __init__(self, parent=None):
-        self.figure = Figure(figsize=(5, 3), layout="constrained")
-        super().__init__(self.figure)
-        self.setParent(parent)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setMinimumSize(320, 220)
-        self.axes = self.figure.add_subplot()
-        self.clear()
-
-    def clear(self) -> None:
-        """An empty chart with a hint."""
-        self.axes.clear()
-        self.axes.set_axis_off()
-        self.axes.text(0.5, 0.5, "Run a method to see the group sizes", ha="center",
-                       va="center", color="grey", transform=self.axes.transAxes)
-        self.draw_idle()
-
-    def show_counts(self, counts: dict[int, int], k: int | None = None) -> None:
-        """Draw ``counts`` ({group size: number of groups}); mark ``k`` if given."""
-        self.axes.clear()
-        self.axes.set_axis_on()
-        sizes = sorted(counts)
-        heights = [counts[s] for s in sizes]
-        bars = self.axes.bar(sizes, heights, width=0.7, color="#4e79a7")
-        self.axes.bar_label(bars, labels=[str(h) for h in heights], padding=2, fontsize=9)
-        if k is not None:
-            self.axes.axvline(k - 0.5, color="#c62828", linestyle="--", linewidth=1)
-            self.axes.text(k - 0.5, 1.0, f" k = {k}", color="#c62828", fontsize=9,
-                           va="top", transform=self.axes.get_xaxis_transform())
-        low = min(sizes + ([k] if k is not None else []))
-        self.axes.set_xlim(low - 1, max(sizes) + 1)
-        self.axes.set_ylim(0, max(heights) * 1.15)
-        self.axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-        self.axes.yaxis.set_major_locator(MaxNLocator(integer=True))
-        self.axes.set_xlabel("Group size (records)")
-        self.axes.set_ylabel("Number of groups")
-        self.axes.set_title("Group sizes", fontsize=10)
-        self.axes.spines[["top", "right"]].set_visible(False)
-        self.draw_idle()
+def stale_text(message: str) -> str:
+    """The stale banner's sentence for ``message`` (what changed)."""
+    return (f"These results no longer match the settings: {message.rstrip('.')}. "
+            "Run again, or go back to this run in the history.")
 
 
 def quasi_identifier_text(result: AnonymizationResult) -> str:
@@ -82,19 +51,39 @@ def quasi_identifier_text(result: AnonymizationResult) -> str:
 
 
 class ResultsPanel(QWidget):
-    """Metrics, verification status, group-size histogram and the released table."""
+    """Verdict, headline measures, plots in tabs and the released table, scrolling when
+    the window is small.
+
+    Attributes
+    ----------
+    result : AnonymizationResult or None
+        The result shown.
+    original : DataFrame or None
+        The original table it was made from, for the plots that compare with it.
+    """
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.result: AnonymizationResult | None = None
+        self.original: pd.DataFrame | None = None
+        self._stale_message: str | None = None
+        self.stale_banner = QLabel(self)
+        self.stale_banner.setWordWrap(True)
+        self.stale_banner.setStyleSheet(_STALE_STYLE)
+        self.stale_banner.setAccessibleName("Results out of date")
+        self.stale_banner.setToolTip("The roles or the method changed after this run.")
+        self.stale_banner.hide()
         self.status = QLabel(self)
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.status.setAccessibleName("Verification verdict")
+        self.status.setToolTip("What the independent verifier found on the released table.")
 
         self.values: dict[str, QLabel] = {}
         metrics_box = QGroupBox("Summary", self)
         form = QFormLayout(metrics_box)
         form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft)
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         for key, label in (
             ("method", "Method"),
             ("qi", "Quasi-identifiers"),
@@ -103,53 +92,134 @@ class ResultsPanel(QWidget):
             ("records", "Records"),
             ("groups", "Groups"),
             ("sizes", "Group size min / mean / max"),
-            ("k_prime", "k′ (records per distinct QI tuple)"),
-            ("il1", "IL1 (data, covariances, variances, correlations)"),
-            ("risk", "Disclosure risk: DLD / ID / DR"),
-            ("score", "Score = 0.5·IL1 + 0.5·DR (lower is better)"),
-            ("emd", "Largest class EMD (confidential)"),
+            ("k_prime", "k′ (records per QI tuple)"),
+            ("il1", "IL1 (paper's information loss)"),
+            ("risk", "Risk DLD / ID / DR"),
+            ("score", "Score (lower is better)"),
+            ("emd", "Largest class EMD"),
             ("seconds", "Elapsed time"),
         ):
+            tip = _TIPS.get(key) or (meaning("dr") + " " + meaning("dld") if key == "risk"
+                                     else meaning(key))
             value = QLabel("—", metrics_box)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            value.setWordWrap(key == "qi")
+            value.setWordWrap(key in ("qi", "method", "emd"))
+            value.setAccessibleName(label)
+            value.setToolTip(tip)
+            caption = QLabel(f"{label}:", metrics_box)
+            caption.setToolTip(tip)
             self.values[key] = value
-            form.addRow(f"{label}:", value)
+            form.addRow(caption, value)
         font = self.values["il"].font()
         font.setPointSizeF(font.pointSizeF() * 1.4)
         font.setBold(True)
         self.values["il"].setFont(font)
+        metrics_box.setMaximumWidth(400)
 
-        self.histogram = GroupSizeHistogram(self)
+        self.plots = LazyPlotTabs(self)
+        self.plots.setAccessibleName("Plots of the result")
+        self.plots.setToolTip("Plots of the result; each is drawn when its tab is opened.")
+        for title, tip in (
+                ("Group sizes", "How many groups have each size; the dashed line is k."),
+                ("Closeness", "Every class's distance to the whole table for each "
+                              "confidential attribute, against t."),
+                ("Original vs released", "Two attributes in the original and in the "
+                                         "released table, side by side."),
+                ("Changes", "How the means, variances and correlations changed.")):
+            canvas = PlotCanvas(f"{title} plot")
+            page = canvas
+            if title == "Original vs released":
+                page = self._scatter_page(canvas)
+            self.plots.add_page(page, canvas, title, tip)
+
+        self.masked_view = DataFrameView(self)
+        self.masked_view.setAccessibleName("Released table")
+        self.masked_view.setToolTip("The table to release, as it will be exported.")
+        masked_box = QGroupBox("Released table (masked)", self)
+        QVBoxLayout(masked_box).addWidget(self.masked_view)
+
         top = QWidget(self)
         top_layout = QHBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
         top_layout.addWidget(metrics_box, 0)
-        top_layout.addWidget(self.histogram, 1)
+        top_layout.addWidget(masked_box, 1)
+        self.plots.setMinimumHeight(460)
 
-        self.masked_view = DataFrameView(self)
-        masked_box = QGroupBox("Released table (masked)", self)
-        QVBoxLayout(masked_box).addWidget(self.masked_view)
-
-        splitter = QSplitter(Qt.Orientation.Vertical, self)
-        splitter.addWidget(top)
-        splitter.addWidget(masked_box)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
-        splitter.setChildrenCollapsible(False)
+        content = QWidget(self)
+        content_layout = QVBoxLayout(content)
+        content_layout.setContentsMargins(0, 0, 0, 0)
+        content_layout.addWidget(top, 0)
+        content_layout.addWidget(self.plots, 1)
+        # Below this size the panel scrolls instead of squeezing text and plots; the
+        # plots take the whole width so that every figure stays readable.
+        content.setMinimumSize(900, top.minimumSizeHint().height() + 470)
+        self.scroll = QScrollArea(self)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(content)
+        self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         layout = QVBoxLayout(self)
+        layout.addWidget(self.stale_banner)
         layout.addWidget(self.status)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.scroll, 1)
         self.clear()
+
+    def _scatter_page(self, canvas: PlotCanvas) -> QWidget:
+        page = QWidget(self)
+        bar = QHBoxLayout()
+        self.scatter_x, self.scatter_y = QComboBox(page), QComboBox(page)
+        for axis, combo in (("Horizontal", self.scatter_x), ("Vertical", self.scatter_y)):
+            combo.setAccessibleName(f"{axis} attribute")
+            combo.setToolTip(f"The attribute on the {axis.lower()} axis of both panels.")
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+            label = QLabel(f"{axis} &axis:" if axis == "Horizontal" else "&Vertical axis:",
+                           page)
+            label.setBuddy(combo)
+            bar.addWidget(label)
+            bar.addWidget(combo)
+            combo.currentIndexChanged.connect(lambda _i: self.plots.invalidate(SCATTER)
+                                              if self.result is not None else None)
+        bar.addStretch(1)
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(canvas, 1)
+        return page
+
+    # -- stale --------------------------------------------------------------------------
+
+    def set_stale(self, message: str | None) -> None:
+        """Say that the result no longer matches the settings (``message``: what changed),
+        or, with None, that it does."""
+        self._stale_message = message or None
+        if self._stale_message is None:
+            self.stale_banner.hide()
+            self.stale_banner.clear()
+        else:
+            self.stale_banner.setText("⟳ " + stale_text(self._stale_message))
+            self.stale_banner.show()
+
+    @property
+    def is_stale(self) -> bool:
+        """True while the stale banner is up."""
+        return self._stale_message is not None
+
+    # -- result -------------------------------------------------------------------------
 
     def clear(self) -> None:
         """Show that there is no result yet."""
         self.result = None
+        self.original = None
+        self.set_stale(None)
         self.status.setText("No result yet: choose the roles and a method, then Run.")
         self.status.setStyleSheet(_EMPTY_STYLE)
         for value in self.values.values():
             value.setText("—")
-        self.histogram.clear()
+        for combo in (self.scatter_x, self.scatter_y):
+            combo.blockSignals(True)
+            combo.clear()
+            combo.blockSignals(False)
+        self.plots.set_builders([None] * self.plots.count(),
+                                "Run a method to see the plots.")
         self._show_masked(None)
 
     @property
@@ -160,9 +230,32 @@ class ResultsPanel(QWidget):
     def _show_masked(self, frame: pd.DataFrame | None) -> None:
         self.masked_view.show_frame(DataFrameModel(frame, parent=self.masked_view))
 
-    def show_result(self, result: AnonymizationResult) -> None:
-        """Show every metric of ``result``, its verification and its group sizes."""
-        self.result = result
+    def _set_attributes(self, result: AnonymizationResult, original) -> None:
+        names = plots.plot_attributes(result, original) if original is not None else []
+        numeric = [c for c in names if plots.numeric_view(result, original, c) is not None]
+        for combo, default in ((self.scatter_x, 0), (self.scatter_y, 1)):
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItems(names)
+            if numeric:
+                combo.setCurrentText(numeric[min(default, len(numeric) - 1)])
+            combo.setEnabled(bool(names))
+            combo.blockSignals(False)
+
+    def _scatter(self):
+        return plots.scatter_figure(self.result, self.original,
+                                    self.scatter_x.currentText() or None,
+                                    self.scatter_y.currentText() or None)
+
+    def show_result(self, result: AnonymizationResult, original: pd.DataFrame | None = None,
+                    ) -> None:
+        """Show every measure of ``result``, its verification and its plots.
+
+        ``original`` (the table it was made from) enables the plots that compare with
+        it; without it their tabs say so. Plots are drawn when their tab is opened.
+        """
+        self.result, self.original = result, original
+        self.set_stale(None)
         m, v = result.metrics, result.verification
         method = get_method(result.method)
         parameters = ", ".join(f"{name} = {value}" for name, value in
@@ -170,8 +263,9 @@ class ResultsPanel(QWidget):
         self.values["method"].setText(f"{method.label} ({parameters})" if parameters
                                       else method.label)
         self.values["qi"].setText(quasi_identifier_text(result))
-        self.values["qi"].setToolTip("\n".join(
-            f"{c}: {' < '.join(map(str, order))}" for c, order in result.orders.items()))
+        orders = "\n".join(f"{c}: {' < '.join(map(str, order))}"
+                           for c, order in result.orders.items())
+        self.values["qi"].setToolTip(_TIPS["qi"] + ("\n" + orders if orders else ""))
         self.values["il"].setText(f"{format_number(m.il, 4)} %")
         self.values["sse"].setText(f"{format_number(m.sse)} / {format_number(m.sst)}")
         self.values["records"].setText(f"{m.n_records:,}")
@@ -182,6 +276,8 @@ class ResultsPanel(QWidget):
         self.values["k_prime"].setText(format_number(m.k_prime, 4))
         self.values["seconds"].setText(f"{result.seconds:.2f} s")
         ms = result.measures
+        for key in ("il1", "risk", "score", "emd"):
+            self.values[key].setText("—")
         if ms is not None:
             self.values["il1"].setText(f"{format_number(ms.il1, 4)} %")
             self.values["risk"].setText(f"{format_number(ms.dld, 4)} % / "
@@ -190,6 +286,19 @@ class ResultsPanel(QWidget):
             self.values["score"].setText(format_number(ms.score, 4))
             self.values["emd"].setText(", ".join(
                 f"{name} {value:.4f}" for name, value in ms.max_emd.items()) or "—")
+        self._show_status(result)
+        self._set_attributes(result, original)
+        missing = ("The original table is not available here, so the release cannot be "
+                   "compared with it.")
+        self.plots.set_builders(
+            [lambda: plots.group_size_figure(result), lambda: plots.closeness_figure(result),
+             self._scatter if original is not None else None,
+             (lambda: plots.changes_figure(result, original)) if original is not None
+             else None], missing)
+        self._show_masked(result.masked)
+
+    def _show_status(self, result: AnonymizationResult) -> None:
+        v = result.verification
         merges = " ".join(result.strata_merges)
         if not result.guarantee.record_level:
             self.status.setText(" ".join([f"⚠ {result.guarantee_text}"]
@@ -217,5 +326,3 @@ class ResultsPanel(QWidget):
             notes = " ".join(v.notes) or "the verifier did not confirm the guarantee."
             self.status.setText(f"✘ Not verified: {notes}")
             self.status.setStyleSheet(_FAILED_STYLE)
-        self.histogram.show_counts(m.group_size_counts, v.k_required)
-        self._show_masked(result.masked)

@@ -1,0 +1,120 @@
+"""The Results tab (plots drawn lazily, stale banner, tooltips) and the PDF report."""
+
+import re
+
+import pytest
+from PySide6.QtWidgets import QComboBox, QLabel
+
+from core import RoleSpec, anonymize, read_table
+from microagg_desktop.pdf_report import write_pdf
+from microagg_desktop.results_panel import (CHANGES, CLOSENESS, GROUPS, SCATTER,
+                                            ResultsPanel)
+from microagg_desktop.state import SAMPLE_ROLES
+
+
+@pytest.fixture(scope="module")
+def survey(sample_path):
+    return read_table(sample_path)
+
+
+@pytest.fixture(scope="module")
+def mdav(survey):
+    return anonymize(survey, RoleSpec.from_mapping(SAMPLE_ROLES), "mdav", k=5)
+
+
+@pytest.fixture()
+def panel(qtbot):
+    widget = ResultsPanel()
+    qtbot.addWidget(widget)
+    widget.resize(1024, 640)
+    return widget
+
+
+def test_only_the_visible_plot_is_built(panel, mdav, survey):
+    panel.show_result(mdav, survey)
+    assert panel.result is mdav and panel.original is survey
+    assert panel.plots.currentIndex() == GROUPS and panel.plots.is_built(GROUPS)
+    assert not any(panel.plots.is_built(i) for i in (CLOSENESS, SCATTER, CHANGES))
+    panel.plots.setCurrentIndex(CHANGES)
+    assert panel.plots.is_built(CHANGES) and not panel.plots.is_built(SCATTER)
+    title = panel.plots.canvases[CHANGES].figure._suptitle.get_text()
+    assert title.startswith("Change in means")
+    panel.show_result(mdav, survey)  # a new result: the shown tab again, only it
+    assert panel.plots.is_built(CHANGES) and not panel.plots.is_built(GROUPS)
+
+
+def test_the_attribute_choosers_redraw_the_scatter(panel, mdav, survey):
+    panel.show_result(mdav, survey)
+    panel.plots.setCurrentIndex(SCATTER)
+    assert (panel.scatter_x.currentText(), panel.scatter_y.currentText()) == (
+        "age", "years_education")
+    panel.scatter_y.setCurrentText("income")
+    figure = panel.plots.canvases[SCATTER].figure
+    assert figure._suptitle.get_text().startswith("'age' against 'income'")
+    assert figure.axes[0].get_ylabel() == "income"
+
+
+def test_without_the_original_the_comparing_tabs_say_so(panel, mdav):
+    panel.show_result(mdav)
+    panel.plots.setCurrentIndex(CHANGES)
+    canvas = panel.plots.canvases[CHANGES]
+    assert canvas.figure is None and "original table is not available" in canvas.message.text()
+    panel.plots.setCurrentIndex(CLOSENESS)
+    assert panel.plots.is_built(CLOSENESS)
+
+
+def test_stale_banner(panel, mdav, survey):
+    panel.show()
+    panel.show_result(mdav, survey)
+    assert not panel.is_stale and not panel.stale_banner.isVisible()
+    panel.set_stale("k changed from 5 to 3")
+    assert panel.is_stale and panel.stale_banner.isVisible()
+    assert panel.stale_banner.text().endswith(
+        "These results no longer match the settings: k changed from 5 to 3. Run again, or "
+        "go back to this run in the history.")
+    panel.set_stale(None)
+    assert not panel.is_stale and not panel.stale_banner.isVisible()
+    panel.set_stale("the roles changed")
+    panel.show_result(mdav, survey)  # a fresh result matches the settings
+    assert not panel.is_stale
+    panel.set_stale("the roles changed")
+    panel.clear()
+    assert not panel.is_stale and panel.result is None
+
+
+def test_every_measure_and_control_is_explained(panel, mdav, survey):
+    panel.show_result(mdav, survey)
+    for key, value in panel.values.items():
+        assert value.toolTip().strip(), key
+        assert value.accessibleName(), key
+        assert value.text() != "—" or key in ("emd",), key
+    controls = [panel.plots, panel.scatter_x, panel.scatter_y, panel.masked_view,
+                panel.stale_banner, panel.status, *panel.plots.canvases]
+    for control in controls:
+        assert control.accessibleName() and control.toolTip(), control
+    for index in range(panel.plots.count()):
+        assert panel.plots.tabToolTip(index)
+    assert all(c.focusPolicy() != 0 for c in panel.findChildren(QComboBox))
+
+
+def test_small_window_scrolls_instead_of_clipping(panel, mdav, survey, qtbot):
+    panel.show_result(mdav, survey)
+    panel.show()
+    qtbot.waitExposed(panel)
+    content = panel.scroll.widget()
+    assert content.height() >= content.minimumHeight() > panel.scroll.viewport().height()
+    assert panel.scroll.verticalScrollBar().maximum() > 0
+    assert panel.plots.height() >= 460
+
+
+def test_pdf_report_has_pages_and_images(tmp_path, qtbot, survey, sample_path):
+    roles = RoleSpec(quasi_identifiers=("age", "years_education", "income"),
+                     confidential=("health_spending",), identifiers=("person_id",))
+    result = anonymize(survey, roles, "tc-tfirst", k=5, t=0.3)
+    path = write_pdf(result, tmp_path / "report.pdf", input_path=sample_path,
+                     original=survey)
+    data = path.read_bytes()
+    assert data.startswith(b"%PDF")
+    assert len(re.findall(rb"/Type\s*/Page[^s]", data)) >= 3
+    assert len(re.findall(rb"/Subtype\s*/Image", data)) >= 4
+    assert [p.name for p in tmp_path.iterdir()] == ["report.pdf"]  # no temporary left
