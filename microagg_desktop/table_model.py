@@ -29,7 +29,7 @@ __all__ = ["DataFrameModel", "format_value", "sort_order"]
 _MISSING_BRUSH = QBrush(QColor(150, 150, 150))
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
-_CHUNK = 65_536  # rows handled per Python-level step: the GUI thread gets the GIL between
+_CHUNK = 16_384  # rows handled per Python-level step: the GUI thread gets the GIL between
 
 
 def _is_missing(value: Any) -> bool:

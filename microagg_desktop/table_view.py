@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
+from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QHeaderView, QTableView
 
 from microagg_desktop.table_model import DataFrameModel
 
@@ -53,6 +53,10 @@ class DataFrameView(QTableView):
         self.setModel(DataFrameModel(parent=self))
         self.setSortingEnabled(True)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        corner = self.findChild(QAbstractButton, "qt_tableview_cornerbutton")
+        if corner is not None:
+            corner.setAccessibleName("Select all")
+            corner.setToolTip("Select every cell (Ctrl+A).")
         for text, keys, slot in (
                 ("Sort ascending by this column", "Ctrl+Alt+Up",
                  lambda: self.sort_current(Qt.SortOrder.AscendingOrder)),
