@@ -239,3 +239,24 @@ def test_command_line_quotes_and_spells_every_option():
     with pytest.raises(MicroaggError, match="comma"):
         command_line(s, RoleSpec(quasi_identifiers=("a",), orders={"a": ("x,y", "z")}),
                      "in.csv", "out.csv")
+
+
+def test_a_history_record_becomes_a_run_and_gives_its_request_back(data):
+    import datetime as dt
+    from types import SimpleNamespace
+
+    from core.project import project as projects
+
+    roles, _ = RUNS["k-anonymity"]
+    request = {"roles": roles, "method": "mdav", "blocks": None, "merge_small_strata": False,
+               "intruder": "all", "k": 4}
+    record = SimpleNamespace(number=3, request=request, created=dt.datetime(2024, 5, 1, 9),
+                             measures={"il": np.float64(1.5), "k_prime": float("inf")})
+    run = projects.ProjectRun.from_record(record)
+    assert (run.number, run.label, run.created) == (3, "Run 3", "2024-05-01T09:00:00")
+    assert run.headline == {"il": 1.5, "k_prime": None}
+    back = run.request()
+    assert back["roles"] == roles and back["k"] == 4 and back["method"] == "mdav"
+    table = read_table(data)
+    pd.testing.assert_frame_equal(anonymize(table, **back).masked,
+                                  anonymize(table, **request).masked)

@@ -53,15 +53,20 @@ def file_sha256(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
+def _json_number(value):
+    """A value JSON can hold: numpy scalars as Python ones, NaN and infinity as None."""
+    value = plain(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
 def headline(result) -> dict[str, Any]:
     """A few figures of a result for the history (informational; never re-checked)."""
     m, ms = result.metrics, result.measures
 
-    def number(value):  # JSON has no NaN or infinity
-        value = None if value is None else float(value)
-        return value if value is not None and math.isfinite(value) else None
-    return {"il": number(m.il), "k_prime": number(m.k_prime),
-            "dld": None if ms is None else number(ms.dld),
+    return {"il": _json_number(m.il), "k_prime": _json_number(m.k_prime),
+            "dld": None if ms is None else _json_number(ms.dld),
             "passed": bool(result.passed), "n_records": int(m.n_records)}
 
 
@@ -96,6 +101,23 @@ class ProjectRun:
         """Record ``result`` as run ``number``."""
         return cls(number, label or f"Run {number}", RunSettings.from_result(result),
                    result.roles, headline=headline(result))
+
+    @classmethod
+    def from_record(cls, record, *, label: str = "") -> ProjectRun:
+        """From a history record with ``number``, ``request`` (the window's run request,
+        roles included), ``created`` (a datetime or ISO text) and ``measures``."""
+        created = record.created
+        created = created.isoformat(timespec="seconds") if hasattr(created, "isoformat") \
+            else str(created)
+        measures = {key: _json_number(value) for key, value in
+                    dict(getattr(record, "measures", {}) or {}).items()}
+        return cls(record.number, label or getattr(record, "label", "") or
+                   f"Run {record.number}", RunSettings.from_request(record.request),
+                   record.request["roles"], created, measures)
+
+    def request(self) -> dict[str, Any]:
+        """The window's run request that reproduces this run (roles included)."""
+        return {"roles": self.roles, **self.settings.kwargs()}
 
     def to_dict(self) -> dict[str, Any]:
         return {"number": self.number, "label": self.label,
