@@ -244,3 +244,28 @@ def test_every_editor_control_has_a_name_and_tooltip(qtbot, sample):
     for control in controls:
         assert control.accessibleName(), control
         assert control.toolTip(), control.accessibleName()
+
+
+def test_qsettings_store_is_a_mutable_mapping_the_memory_can_use(tmp_path, sample):
+    from PySide6.QtCore import QSettings
+    from microagg_desktop.settings_store import QSettingsStore
+    settings = QSettings(str(tmp_path / "memory.ini"), QSettings.Format.IniFormat)
+    store = QSettingsStore("role-memory", settings)
+    assert len(store) == 0 and "x" not in store
+    store["a"] = "1"
+    store["b"] = "two"
+    assert dict(store) == {"a": "1", "b": "two"}
+    del store["a"]
+    assert list(store) == ["b"]
+    with pytest.raises(KeyError):
+        del store["a"]
+    with pytest.raises(KeyError):
+        store["a/b"] = "x"
+    memory = RoleMemory(store)
+    memory.remember(sample, RoleState(sample, SAMPLE_ROLES))
+    settings.sync()
+    reread = RoleMemory(QSettingsStore("role-memory", QSettings(
+        str(tmp_path / "memory.ini"), QSettings.Format.IniFormat)))
+    again = RoleState(sample)
+    assert reread.recall(sample, again)
+    assert again.roles() == RoleState(sample, SAMPLE_ROLES).roles()
