@@ -163,7 +163,8 @@ class CompareView(QWidget):
         for row, name in enumerate(frame.index):
             tip = _TIPS.get(name, f"{name.removeprefix('Setting: ')} differs between the "
                                   "runs")
-            self.table_model.setVerticalHeaderItem(row, self._header(name, tip))
+            self.table_model.setHeaderData(row, Qt.Orientation.Vertical, tip,
+                                           Qt.ItemDataRole.ToolTipRole)
             for column, label in enumerate(frame.columns):
                 item = QStandardItem(_cell(frame.iat[row, column]))
                 item.setToolTip(f"{label}: {name}")
@@ -191,12 +192,6 @@ class CompareView(QWidget):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._fit_table()
-
-    @staticmethod
-    def _header(name: str, tip: str) -> QStandardItem:
-        item = QStandardItem(name)
-        item.setToolTip(tip)
-        return item
 
     def best_cells(self) -> list[tuple[str, str]]:
         """(row, column) of every highlighted cell, for tests and accessibility."""

@@ -117,6 +117,9 @@ def test_compare_view_highlights_the_best_value_per_measure(qtbot, history):
     assert ("Linkage disclosure DLD (%)", "#4 MDAV k=7") in best
     assert not any(row in ("Time (s)", "Setting: k") for row, _ in best)
     assert view.table_model.verticalHeaderItem(len(frame) - 1).text() == "Setting: k"
+    assert view.table_model.headerData(0, Qt.Orientation.Vertical,
+                                       Qt.ItemDataRole.ToolTipRole) \
+        == "Information loss IL (%): lower is better"
     # the bars are drawn from the records, the map holds every run of the history
     bars = view.bars.figure.axes[0].patches
     assert [p.get_height() for p in bars] == list(il.values())
