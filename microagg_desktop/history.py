@@ -171,10 +171,19 @@ class History:
     def __len__(self) -> int:
         return len(self._records)
 
-    def add(self, request: Mapping[str, Any], result: AnonymizationResult) -> RunRecord:
-        """Record a finished run and select it."""
-        record = RunRecord(self._next, dict(request), result)
-        self._next += 1
+    def add(self, request: Mapping[str, Any], result: AnonymizationResult, *,
+            number: int | None = None) -> RunRecord:
+        """Record a finished run and select it.
+
+        ``number`` keeps the number a run had when it was saved in a project; by default
+        the next free one.
+        """
+        if number is None:
+            number = self._next
+        elif any(r.number == number for r in self._records):
+            raise MicroaggError(f"The history already has a run #{number}.")
+        record = RunRecord(number, dict(request), result)
+        self._next = max(self._next, number + 1)
         self._records.append(record)
         self._selected = record.number
         return record

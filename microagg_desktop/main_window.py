@@ -1,48 +1,55 @@
-"""The main window: open a table, choose roles and a method, run, inspect, export.
+"""The main window: the release workbench.
 
-Every dialog is a thin wrapper around a method that does the work without one
-(:meth:`MainWindow.open_file`, :meth:`MainWindow.export_to`), and every error reaches the
-user through :meth:`MainWindow.show_error`, so tests drive the window without modal
-dialogs. The computation runs on a :class:`~.worker.TaskRunner`; the window only reacts
-to its signals.
+Data → Roles → Method → Results, with every run kept in the History (select, compare,
+go back), a Sweep over k or t, and project files. Every dialog is a thin wrapper around a
+method that does the work without one (:meth:`~.window_files.FilesMixin.open_file`,
+:meth:`~.window_outputs.OutputsMixin.export_to`...), and every error reaches the user
+through :meth:`MainWindow.show_error`, so tests drive the window without modal dialogs.
+Computations run on :class:`~.worker.TaskRunner` s: ``runner`` for runs and sweeps,
+``io_runner`` for reading and writing files; the window only reacts to their signals.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
 
 import pandas as pd
 from PySide6.QtCore import QStandardPaths, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox,
-                               QProgressBar, QStyle, QTabWidget, QToolBar, QVBoxLayout,
-                               QWidget)
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (QLabel, QMainWindow, QMessageBox, QProgressBar, QSplitter,
+                               QStyle, QTabWidget, QToolBar)
 
-from core import (AnonymizationResult, MicroaggError, Role, SmallStratumError, TaskState,
-                  get_method, prepare_run, read_table, run)
-from core.io import READABLE_SUFFIXES, read_table_with_report, sheet_names
-from core.report.documents import export_result, write_report
-from microagg_desktop.import_dialog import ImportDialog
+from core import (AnonymizationResult, MicroaggError, RoleSpec, SmallStratumError,
+                  TaskState, get_method, prepare_run, read_table, run)
+from core.pipeline.sweep import sweep
+from microagg_desktop.compare_view import CompareView
+from microagg_desktop.data_page import DataPage
+from microagg_desktop.help_dialogs import AboutDialog, GuideDialog
+from microagg_desktop.history import History
+from microagg_desktop.history_panel import HistoryPanel
 from microagg_desktop.method_panel import MethodPanel
 from microagg_desktop.paths import resource_path
+from microagg_desktop.progress_clock import ProgressClock
+from microagg_desktop.recent_files import RecentFiles
 from microagg_desktop.results_panel import ResultsPanel
 from microagg_desktop.role_editor import RoleEditor
+from microagg_desktop.role_memory import RoleMemory
+from microagg_desktop.settings_store import QSettingsStore
 from microagg_desktop.state import SAMPLE_ROLES
-from microagg_desktop.table_model import DataFrameModel
-from microagg_desktop.table_view import DataFrameView
+from microagg_desktop.sweep_panel import SweepPanel
+from microagg_desktop.window_files import FilesMixin
+from microagg_desktop.window_outputs import OutputsMixin
+from microagg_desktop.window_session import SessionMixin
 from microagg_desktop.worker import TaskRunner
 
-__all__ = ["MainWindow"]
+__all__ = ["MainWindow", "plan_and_run"]
 
 log = logging.getLogger(__name__)
 
 APP_TITLE = "MicroAgg Desktop"
 SAMPLE_NAME = "sample_survey.csv"
-_OPEN_FILTER = ("Tables ({});;All files (*)"
-                .format(" ".join(f"*{suffix}" for suffix in READABLE_SUFFIXES)))
-_XLSX_FILTER, _CSV_FILTER = "Excel workbook (*.xlsx)", "CSV file (*.csv)"
 
 
 def plan_and_run(table, *, state: TaskState, roles, method, **options):
@@ -58,8 +65,14 @@ def plan_and_run(table, *, state: TaskState, roles, method, **options):
     return run(plan, state)
 
 
-class MainWindow(QMainWindow):
+class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
     """The application's one window.
+
+    Parameters
+    ----------
+    store : MutableMapping[str, str], optional
+        Where recent files, the last folder and remembered roles are kept; Qt's settings
+        by default (tests pass a dict).
 
     Attributes
     ----------
@@ -67,51 +80,87 @@ class MainWindow(QMainWindow):
         The table opened last; never modified.
     source : str
         Its file name (shown in the title, written into the export's summary).
-    runner : TaskRunner
-        Runs :func:`core.anonymize`; tests wait on ``runner.signals``.
+    data_path : Path or None
+        The file it was read from, with ``read_settings`` the import settings used.
+    history : History
+        Every run of this session.
+    runner, io_runner : TaskRunner
+        Run the methods and sweeps, and read and write files; tests wait on their
+        ``signals``.
     """
 
-    def __init__(self, parent=None):
+    APP_TITLE = APP_TITLE
+
+    def __init__(self, parent=None, store: MutableMapping[str, str] | None = None):
         super().__init__(parent)
-        self._request: dict = {}  # the settings of the last run started
+        self.store = store if store is not None else QSettingsStore("workbench")
+        self.recent = RecentFiles(self.store)
+        self.role_memory = RoleMemory(self.store)
+        self.default_folder = QStandardPaths.writableLocation(
+            QStandardPaths.StandardLocation.DocumentsLocation)
         self.table: pd.DataFrame | None = None
         self.source = ""
-        self._last_folder = QStandardPaths.writableLocation(
-            QStandardPaths.StandardLocation.DocumentsLocation)
+        self.data_path: Path | None = None
+        self.read_settings: dict = {}
+        self.project_path: Path | None = None
+        self.project_dirty = False
+        self.history = History()
+        self.shown_record = None
+        self.stale_text = ""
+        self._request: dict = {}  # the settings of the run being computed
+        self._task = ""           # what ``runner`` is doing: "run" or "sweep"
+        self._io_done: Callable | None = None
+        self._sweep_method = ""
+        self.clock = ProgressClock()
         self.runner = TaskRunner(self)
+        self.io_runner = TaskRunner(self)
 
-        self.data_view = DataFrameView(self)
-        self.data_info = QLabel("Open a table (CSV, XLSX or Stata .dta) with File ▸ Open…, "
-                                "or try the bundled sample with Open sample.", self)
-        self.data_info.setWordWrap(True)
-        self.data_page = QWidget(self)
-        data_layout = QVBoxLayout(self.data_page)
-        data_layout.addWidget(self.data_info)
-        data_layout.addWidget(self.data_view, 1)
-
+        self.data_page = DataPage(self)
+        self.data_view = self.data_page.view
         self.role_editor = RoleEditor(self)
         self.method_panel = MethodPanel(self)
         self.results_panel = ResultsPanel(self)
+        self.history_panel = HistoryPanel(self)
+        self.history_panel.set_history(self.history)
+        self.compare_view = CompareView(self)
+        self.history_page = QSplitter(Qt.Orientation.Vertical, self)
+        self.history_page.addWidget(self.history_panel)
+        self.history_page.addWidget(self.compare_view)
+        self.history_page.setChildrenCollapsible(False)
+        self.sweep_panel = SweepPanel(self)
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
-        self.tabs.addTab(self.data_page, "1  Data")
-        self.tabs.addTab(self.role_editor, "2  Roles")
-        self.tabs.addTab(self.method_panel, "3  Method")
-        self.tabs.addTab(self.results_panel, "4  Results")
+        self.tabs.setAccessibleName("Workflow steps")
+        for widget, title, tip in (
+                (self.data_page, "1  &Data", "The table as read and its columns"),
+                (self.role_editor, "2  R&oles", "What each column is"),
+                (self.method_panel, "3  &Method", "The method, its guarantee and "
+                                                  "parameters"),
+                (self.results_panel, "4  Re&sults", "The run shown: measures, "
+                                                    "verification and plots"),
+                (self.history_page, "5  &History", "Every run of this session; compare "
+                                                   "them"),
+                (self.sweep_panel, "6  S&weep", "Run a method over a range of k or t")):
+            self.tabs.setTabToolTip(self.tabs.addTab(widget, title), tip)
         self.setCentralWidget(self.tabs)
+        self.setAcceptDrops(True)
 
         self.progress = QProgressBar(self)
         self.progress.setRange(0, 1000)
-        self.progress.setFixedWidth(260)
-        self.progress.setTextVisible(True)
+        self.progress.setFixedWidth(220)
         self.progress.setFormat("%p%")
         self.progress.setValue(0)
+        self.progress.setAccessibleName("Progress")
         self.status_label = QLabel("Ready.", self)
+        self.status_label.setAccessibleName("Status")
+        self.clock_label = QLabel("", self)
+        self.clock_label.setAccessibleName("Elapsed and remaining time")
         self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.clock_label)
         self.statusBar().addPermanentWidget(self.progress)
 
         self._make_actions()
-        self._connect_runner()
+        self._connect()
         self.setWindowTitle(APP_TITLE)
         self.resize(1200, 800)
         self._update_actions()
@@ -119,40 +168,56 @@ class MainWindow(QMainWindow):
     # -- construction -------------------------------------------------------------------
 
     def _make_actions(self) -> None:
-        icon = self.style().standardIcon
-        pixmap = QStyle.StandardPixmap
+        icon, pixmap = self.style().standardIcon, QStyle.StandardPixmap
 
-        def action(text: str, slot: Callable, shortcut=None, icon_name=None, tip=""):
+        def action(text, slot, shortcut=None, icon_name=None, tip=""):
             act = QAction(text, self)
             if shortcut is not None:
                 act.setShortcuts(shortcut if isinstance(shortcut, list) else [shortcut])
             if icon_name is not None:
                 act.setIcon(icon(icon_name))
             act.setStatusTip(tip)
-            act.setToolTip(tip or text)
-            act.triggered.connect(slot)
+            act.setToolTip(tip or text.replace("&", ""))
+            act.triggered.connect(lambda _=False: slot())
             return act
 
         self.open_action = action("&Open…", self.open_dialog, QKeySequence.StandardKey.Open,
-                                  pixmap.SP_DialogOpenButton, "Open a CSV, XLSX or DTA table")
+                                  pixmap.SP_DialogOpenButton,
+                                  "Open a table (CSV, XLSX, DTA, SAV, SAS) or a project")
         self.open_settings_action = action(
             "Open with &settings…", self.open_with_settings_dialog, None, None,
-            "Open a table and say its separators, encoding or header line")
+            "Preview a table and say its separators, encoding, header line or sheet")
         self.sample_action = action("Open &sample", self.open_sample, None,
                                     pixmap.SP_FileIcon,
                                     "Open the bundled synthetic survey (600 records)")
-        self.run_action = action("&Run", self.run,
-                                 [QKeySequence("Ctrl+R"), QKeySequence("F5")],
+        self.open_project_action = action("Open &project…", self.open_project_dialog, None,
+                                          None, "Open a saved .microagg project")
+        self.save_project_action = action("Save pro&ject", self.save_project_dialog,
+                                          QKeySequence.StandardKey.Save, None,
+                                          "Save the data path, roles and every run")
+        self.save_project_as_action = action(
+            "Save project &as…", lambda: self.save_project_dialog(save_as=True),
+            QKeySequence("Ctrl+Shift+S"), None, "Save the project under another name")
+        self.run_action = action("&Run", self.run, [QKeySequence("Ctrl+R"),
+                                                    QKeySequence("F5")],
                                  pixmap.SP_MediaPlay, "Microaggregate with the chosen method")
         self.cancel_action = action("&Cancel", self.cancel, QKeySequence("Esc"),
-                                    pixmap.SP_MediaStop, "Stop the running method")
+                                    pixmap.SP_MediaStop, "Stop the running task")
         self.export_action = action("&Export…", self.export_dialog, QKeySequence("Ctrl+E"),
                                     pixmap.SP_DialogSaveButton,
                                     "Save the released table and its summary")
-        self.report_action = action("Export &report…", self.export_report_dialog, None,
+        self.report_action = action("Export &report…", self.export_report_dialog,
+                                    QKeySequence("Ctrl+Shift+E"),
                                     pixmap.SP_FileDialogDetailedView,
-                                    "Save an HTML report of the parameters, metrics and "
-                                    "verification")
+                                    "Save a report of the run for a release board "
+                                    "(HTML or PDF)")
+        self.copy_command_action = action(
+            "Copy as &command", self.copy_command, QKeySequence("Ctrl+Shift+C"), None,
+            "Copy the equivalent 'microagg anonymize' command line of the run shown")
+        self.guide_action = action("&Guide", self.show_guide, QKeySequence.StandardKey.HelpContents,
+                                   pixmap.SP_DialogHelpButton, "A short guide to the workflow")
+        self.about_action = action("&About MicroAgg Desktop", self.show_about, None, None,
+                                   "Version, licences and bill of materials")
         self.quit_action = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
 
         toolbar = QToolBar("Main", self)
@@ -166,15 +231,25 @@ class MainWindow(QMainWindow):
 
         menu = self.menuBar()
         file_menu = menu.addMenu("&File")
-        for act in (self.open_action, self.open_settings_action, self.sample_action, None,
-                    self.export_action,
+        for act in (self.open_action, self.open_settings_action, self.sample_action):
+            file_menu.addAction(act)
+        self.recent_menu = file_menu.addMenu("Recent &files")
+        self.recent_menu.aboutToShow.connect(
+            lambda: self._fill_recent_menu(self.recent_menu))
+        for act in (None, self.open_project_action, self.save_project_action,
+                    self.save_project_as_action, None, self.export_action,
                     self.report_action, None, self.quit_action):
             file_menu.addSeparator() if act is None else file_menu.addAction(act)
+        edit_menu = menu.addMenu("&Edit")
+        edit_menu.addAction(self.copy_command_action)
         run_menu = menu.addMenu("&Run")
         run_menu.addAction(self.run_action)
         run_menu.addAction(self.cancel_action)
+        help_menu = menu.addMenu("&Help")
+        help_menu.addAction(self.guide_action)
+        help_menu.addAction(self.about_action)
 
-    def _connect_runner(self) -> None:
+    def _connect(self) -> None:
         signals = self.runner.signals
         signals.started.connect(self._on_started)
         signals.progress.connect(self._on_progress)
@@ -182,11 +257,27 @@ class MainWindow(QMainWindow):
         signals.errored.connect(self._on_errored)
         signals.cancelled.connect(self._on_cancelled)
         signals.finished.connect(self._on_finished)
+        io = self.io_runner.signals
+        io.started.connect(self._on_started)
+        io.progress.connect(self._on_progress)
+        io.returned.connect(self._on_io_returned)
+        io.errored.connect(self._on_errored)
+        io.cancelled.connect(lambda: self.set_status("Cancelled."))
+        io.finished.connect(self._on_finished)
+        self.role_editor.rolesChanged.connect(self.settings_changed)
+        self.method_panel.changed.connect(self.settings_changed)
+        self.data_page.changed.connect(self.settings_changed)
+        self.history_panel.run_selected.connect(self.show_run)
+        self.history_panel.compare_requested.connect(self.compare_runs)
+        self.history_panel.restore_requested.connect(self.restore_run)
+        self.history_panel.run_removed.connect(self.remove_run)
+        self.sweep_panel.sweep_requested.connect(self.start_sweep)
+        self.sweep_panel.add_to_history.connect(self.add_sweep_point)
 
     # -- state of the actions -----------------------------------------------------------
 
     @property
-    def data_model(self) -> DataFrameModel:
+    def data_model(self):
         """The model of the Data tab."""
         return self.data_view.model()
 
@@ -195,19 +286,22 @@ class MainWindow(QMainWindow):
         """The result shown in the Results tab."""
         return self.results_panel.result
 
-    def _exportable(self) -> bool:
-        result = self.result
-        return result is not None and (result.passed or
-                                       not get_method(result.method).guarantee.record_level)
-
     def _update_actions(self) -> None:
-        running = self.runner.running
-        self.run_action.setEnabled(self.table is not None and not running)
-        self.cancel_action.setEnabled(running)
-        self.export_action.setEnabled(self._exportable() and not running)
-        self.report_action.setEnabled(self.result is not None and not running)
-        self.open_action.setEnabled(True)
-        self.sample_action.setEnabled(True)
+        busy = self.runner.running or self.io_runner.running
+        self.run_action.setEnabled(self.table is not None and not busy)
+        self.cancel_action.setEnabled(busy)
+        self.export_action.setEnabled(self._exportable() and not busy)
+        self.report_action.setEnabled(self.result is not None and not busy)
+        self.copy_command_action.setEnabled(self.shown_record is not None
+                                            and self.data_path is not None)
+        self.save_project_action.setEnabled(self.data_path is not None and not busy)
+        self.save_project_as_action.setEnabled(self.data_path is not None and not busy)
+        self.sweep_panel.setEnabled(self.table is not None and not busy)
+
+    def _update_title(self) -> None:
+        name = self.project_path.name if self.project_path is not None else self.source
+        dirty = " *" if self.project_dirty else ""
+        self.setWindowTitle(f"{name}{dirty} — {APP_TITLE}" if name else APP_TITLE)
 
     def set_status(self, text: str) -> None:
         """Show ``text`` in the status bar."""
@@ -221,10 +315,10 @@ class MainWindow(QMainWindow):
         self.set_status("Error: " + text.splitlines()[0] if text else "Error.")
         QMessageBox.critical(self, APP_TITLE, text)
 
-    def _guarded(self, what: str, function: Callable, *args):
+    def _guarded(self, what: str, function: Callable, *args, **kwargs):
         """Call ``function``; turn any exception into :meth:`show_error`, never a crash."""
         try:
-            return function(*args)
+            return function(*args, **kwargs)
         except MicroaggError as error:
             self.show_error(str(error))
         except Exception as error:
@@ -233,100 +327,79 @@ class MainWindow(QMainWindow):
                             f"{error}. Details were written to the log.")
         return None
 
-    # -- opening ------------------------------------------------------------------------
+    # -- files --------------------------------------------------------------------------
 
-    def open_dialog(self) -> None:
-        """Ask for a table file, then :meth:`open_file` it."""
-        path, _ = QFileDialog.getOpenFileName(self, "Open a table", self._last_folder,
-                                              _OPEN_FILTER)
-        if path:
-            self.open_file(path)
+    def start_io(self, function: Callable, *args, message: str, done: Callable,
+                 **kwargs) -> None:
+        """Run a file task on ``io_runner``; ``done(value)`` is called with its result."""
+        self._io_done = done
+        self.clock.start()
+        self.io_runner.start(function, *args, **kwargs)
+        self.set_status(message)
+        self._update_actions()
+
+    def _on_io_returned(self, value) -> None:
+        done, self._io_done = self._io_done, None
+        self.progress.setValue(1000)
+        if done is not None:
+            self._guarded("finishing the file task", done, value)
 
     def open_sample(self) -> bool:
         """Open the bundled sample survey with its roles preset."""
+        path = resource_path(SAMPLE_NAME)
+
         def load():
-            path = resource_path(SAMPLE_NAME)
-            table = read_table(path)
-            self.set_table(table, path.name, roles=SAMPLE_ROLES)
+            self.data_path, self.read_settings = path.resolve(), {}
+            self.set_table(read_table(path), path.name, roles=SAMPLE_ROLES)
             return True
         return bool(self._guarded("opening the sample", load))
 
-    def open_file(self, path: str | Path, sheet: str | None = None, **options) -> bool:
-        """Read ``path`` (asking for the sheet of a multi-sheet workbook) and show it.
+    def set_table(self, table: pd.DataFrame, source: str = "", roles=None) -> None:
+        """Show ``table`` (not copied) and describe its columns; start a new session.
 
-        ``options`` are the import settings of :func:`core.io.read_table_with_report`
-        (delimiter, decimal, thousands, encoding, skip_rows, header_row); what the reader
-        noticed (a dropped empty row, a detected thousands separator) is shown in the
-        status bar.
-
-        Returns
-        -------
-        bool
-            True if a table was opened; on failure :meth:`show_error` was called.
-        """
-        return bool(self._guarded("opening a file", self._open_file, Path(path), sheet,
-                                  options))
-
-    def open_with_settings_dialog(self) -> None:
-        """Ask for a file, then for its import settings, then open it."""
-        path, _ = QFileDialog.getOpenFileName(self, "Open a table with settings",
-                                              self._last_folder, _OPEN_FILTER)
-        if not path:
-            return
-        sheets = None
-        if Path(path).suffix.lower() in (".xlsx", ".xlsm"):
-            sheets = self._guarded("reading the sheet names", sheet_names, path)
-            if sheets is None:
-                return
-        dialog = ImportDialog(Path(path).name, sheets, self)
-        if dialog.exec() == ImportDialog.DialogCode.Accepted:
-            self.open_file(path, **dialog.options().as_kwargs())
-
-    def _open_file(self, path: Path, sheet: str | None, options: dict | None = None) -> bool:
-        if sheet is None and path.suffix.lower() in (".xlsx", ".xlsm") and path.is_file():
-            names = sheet_names(path)
-            if len(names) > 1:
-                sheet = self.choose_sheet(path.name, names)
-                if sheet is None:
-                    return False
-        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-        try:
-            table, report = read_table_with_report(path, sheet=sheet, **(options or {}))
-        finally:
-            QGuiApplication.restoreOverrideCursor()
-        self._last_folder = str(path.parent)
-        self.set_table(table, path.name + (f" [{sheet}]" if sheet else ""))
-        if report.notes:
-            self.set_status(f"Opened {path.name}. " + " ".join(report.notes))
-        return True
-
-    def choose_sheet(self, file_name: str, names: list[str]) -> str | None:
-        """Ask which worksheet to open (the first is preselected); None if cancelled."""
-        name, ok = QInputDialog.getItem(
-            self, "Choose a sheet", f"'{file_name}' has several sheets. Open which one?",
-            names, 0, False)
-        return name if ok and name else None
-
-    def set_table(self, table: pd.DataFrame, source: str = "",
-                  roles: Mapping[str, Role | str] | None = None) -> None:
-        """Show ``table`` (not copied) and describe its columns; forget the last result.
-
-        A running computation on the previous table is cancelled.
+        A running computation on the previous table is cancelled, and the history of
+        the previous table is cleared (a project keeps it).
         """
         self.runner.cancel()
         self.table, self.source = table, source
-        self.data_view.show_frame(DataFrameModel(table, parent=self.data_view))
-        self.data_info.setText(f"{source or 'Table'}: {len(table):,} records × "
-                               f"{table.shape[1]} columns.")
-        self.role_editor.set_table(table, roles)
+        self.data_page.set_frame(table, source)
+        self.role_editor.set_table(table, roles, memory=self.role_memory)
+        self.history = History()
+        self.history_panel.set_history(self.history)
+        self.compare_view.set_runs(self.history, [])
+        self.shown_record, self.project_path, self.project_dirty = None, None, False
         self.results_panel.clear()
+        self.method_panel.set_context(len(table), self._current_roles())
+        self._sweep_method = self.method_panel.method_name()
+        self.sweep_panel.set_method(self._sweep_method)
         self.progress.setValue(0)
-        self.setWindowTitle(f"{source} — {APP_TITLE}" if source else APP_TITLE)
+        self._update_title()
         self.set_status(f"Opened {source or 'a table'}. Check the roles, then Run.")
         self.tabs.setCurrentWidget(self.role_editor if roles else self.data_page)
         self._update_actions()
 
+    def _current_roles(self) -> RoleSpec | None:
+        try:
+            return self.role_editor.roles()
+        except MicroaggError:
+            return None
+
     # -- running ------------------------------------------------------------------------
+
+    def current_request(self) -> dict:
+        """The settings of the Roles, Method and Data tabs as a run request.
+
+        Raises
+        ------
+        MicroaggError
+            A parameter outside its constraint.
+        """
+        return {
+            "roles": self.role_editor.roles(), "method": self.method_panel.method_name(),
+            "blocks": self.method_panel.blocks(), "merge_small_strata": False,
+            "intruder": self.method_panel.intruder(), "missing": self.data_page.missing(),
+            **self.method_panel.noise_options(), **self.method_panel.parameters(),
+        }
 
     def run(self) -> bool:
         """Start the chosen method on the current table (a running one is cancelled).
@@ -343,20 +416,17 @@ class MainWindow(QMainWindow):
         if self.table is None:
             self.show_error("Open a table first (File ▸ Open… or Open sample).")
             return False
-        parameters = self._guarded("checking the parameters", self.method_panel.parameters)
-        if parameters is None:
+        request = self._guarded("checking the parameters", self.current_request)
+        if request is None:
             return False
-        self._request = {
-            "roles": self.role_editor.roles(), "method": self.method_panel.method_name(),
-            "blocks": self.method_panel.blocks(), "merge_small_strata": False,
-            "intruder": self.method_panel.intruder(), **self.method_panel.noise_options(),
-            **parameters,
-        }
+        self._request = request
+        self._guarded("remembering the roles", self.role_editor.remember, self.role_memory)
         self._start_run()
         return True
 
     def _start_run(self) -> None:
-        self.results_panel.clear()
+        self._task = "run"
+        self.clock.start()
         self.runner.start(plan_and_run, self.table, **self._request)
         self.set_status(f"Checking the settings, then running "
                         f"{get_method(self._request['method']).label}…")
@@ -373,9 +443,10 @@ class MainWindow(QMainWindow):
         return answer == QMessageBox.StandardButton.Yes
 
     def cancel(self) -> None:
-        """Ask the running method to stop; the window stays usable meanwhile."""
-        if self.runner.running:
+        """Ask the running task to stop; the window stays usable meanwhile."""
+        if self.runner.running or self.io_runner.running:
             self.runner.cancel()
+            self.io_runner.cancel()
             self.cancel_action.setEnabled(False)
             self.set_status("Cancelling…")
 
@@ -385,23 +456,35 @@ class MainWindow(QMainWindow):
 
     def _on_progress(self, fraction: float, message: str) -> None:
         self.progress.setValue(round(fraction * 1000))
+        self.clock.update(fraction)
+        self.clock_label.setText(self.clock.text())
         if message:
             self.set_status(message)
 
-    def _on_returned(self, result: AnonymizationResult | SmallStratumError) -> None:
-        if isinstance(result, SmallStratumError):
+    def _on_returned(self, value) -> None:
+        if self._task == "restore":
+            self._restored(value)
+            return
+        if self._task == "sweep":
+            self.sweep_panel.show_sweep(self._sweep_parameter, value)
+            self.set_status(f"Sweep done: {len(value)} runs. Pick a point to add it to "
+                            "the history.")
+            return
+        if isinstance(value, SmallStratumError):
             self.progress.setValue(0)
-            if self.ask_merge_strata(str(result), result.stratum, result.nearest):
+            if self.ask_merge_strata(str(value), value.stratum, value.nearest):
                 self._request["merge_small_strata"] = True
                 self._start_run()
             else:
                 self.set_status("Not run: a stratum is smaller than k.")
             return
-        self.results_panel.show_result(result)
+        record = self.history.add(dict(self._request), value)
+        self.project_dirty = True
+        self.show_run(record.number)
         self.progress.setValue(1000)
-        verdict = "verified" if result.passed else "NOT verified"
-        self.set_status(f"Done in {result.seconds:.2f} s: IL {result.metrics.il:.2f} %, "
-                        f"{verdict}.")
+        verdict = "verified" if value.passed else "NOT verified"
+        self.set_status(f"Run #{record.number} done in {value.seconds:.2f} s: "
+                        f"IL {value.metrics.il:.2f} %, {verdict}.")
         self.tabs.setCurrentWidget(self.results_panel)
 
     def _on_errored(self, text: str) -> None:
@@ -410,96 +493,85 @@ class MainWindow(QMainWindow):
 
     def _on_cancelled(self) -> None:
         self.progress.setValue(0)
-        self.set_status("Run cancelled.")
+        self.set_status({"run": "Run cancelled.", "sweep": "Sweep cancelled."}.get(
+            self._task, "Cancelled: the project's runs were not all recomputed."))
 
     def _on_finished(self) -> None:
+        if not (self.runner.running or self.io_runner.running):
+            self.clock.stop()
+            self.clock_label.setText(self.clock.text())
+            self.sweep_panel.set_running(False)
         self._update_actions()
 
-    # -- exporting ----------------------------------------------------------------------
+    # -- sweep --------------------------------------------------------------------------
 
-    def export_dialog(self) -> None:
-        """Ask for a file name (.xlsx by default, or .csv), then :meth:`export_to` it."""
-        if not self._exportable():
-            self.show_error("There is no verified result to export yet. Run a method first.")
-            return
-        stem = Path(self.source.split(" [")[0]).stem or "released"
-        suggested = str(Path(self._last_folder) / f"{stem}_masked.xlsx")
-        path, chosen = QFileDialog.getSaveFileName(
-            self, "Export the released table", suggested, f"{_XLSX_FILTER};;{_CSV_FILTER}",
-            _XLSX_FILTER)
-        if not path:
-            return
-        if Path(path).suffix.lower() not in (".xlsx", ".csv"):
-            path += ".csv" if chosen == _CSV_FILTER else ".xlsx"
-        self.export_to(path)
-
-    def export_to(self, path: str | Path) -> bool:
-        """Write the current result to ``path`` (.xlsx with a summary sheet, or .csv)."""
-        result = self.result
-        if result is None or not self._exportable():
-            self.show_error("There is no verified result to export yet. Run a method first.")
+    def start_sweep(self, parameter: str, values: list) -> bool:
+        """Run the chosen method once per value of ``parameter`` on the worker."""
+        if self.table is None:
+            self.show_error("Open a table first (File ▸ Open… or Open sample).")
             return False
-        if result.warnings and not self.confirm_export(
-                [w.message for w in result.warnings]):
-            self.set_status("Not exported: the release has warnings.")
+        request = self._guarded("checking the parameters", self.current_request)
+        if request is None:
             return False
-
-        def write():
-            QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-            try:
-                return export_result(result, path, source=self.source)
-            finally:
-                QGuiApplication.restoreOverrideCursor()
-
-        written = self._guarded("exporting", write)
-        if written is None:
-            return False
-        self._last_folder = str(Path(written).parent)
-        self.set_status(f"Exported to {written}.")
+        self._request, self._task, self._sweep_parameter = request, "sweep", parameter
+        self.sweep_panel.set_running(True)
+        self.clock.start()
+        self.runner.start(sweep, self.table, request, parameter, list(values))
+        self.set_status(f"Sweeping {parameter} over {len(values)} values…")
+        self._update_actions()
         return True
 
-    def confirm_export(self, warnings: list[str]) -> bool:
-        """Ask before exporting a release with warnings (tests replace this)."""
-        text = ("This release passed verification, but it should not be published as it "
-                "is:\n\n" + "\n\n".join(f"• {w}" for w in warnings)
-                + "\n\nExport it anyway?")
-        answer = QMessageBox.warning(
-            self, APP_TITLE, text,
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.No)
-        return answer == QMessageBox.StandardButton.Yes
+    def add_sweep_point(self, result: AnonymizationResult) -> None:
+        """Add a sweep's chosen run to the history and show it."""
+        request = dict(self._request)
+        request.update(result.parameters)
+        record = self.history.add(request, result)
+        self.project_dirty = True
+        self.show_run(record.number)
+        self.tabs.setCurrentWidget(self.results_panel)
 
-    def export_report_dialog(self) -> None:
-        """Ask for an .html file name, then :meth:`export_report_to` it."""
-        if self.result is None:
-            self.show_error("There is no result to report yet. Run a method first.")
-            return
-        stem = Path(self.source.split(" [")[0]).stem or "released"
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Export the report", str(Path(self._last_folder) / f"{stem}_report.html"),
-            "HTML report (*.html)")
-        if path:
-            if Path(path).suffix.lower() != ".html":
-                path += ".html"
-            self.export_report_to(path)
+    # -- help and closing ---------------------------------------------------------------
 
-    def export_report_to(self, path: str | Path) -> bool:
-        """Write the HTML report of the current result (also for an unverified one)."""
-        result = self.result
-        if result is None:
-            self.show_error("There is no result to report yet. Run a method first.")
-            return False
-        written = self._guarded("writing the report",
-                                lambda: write_report(result, path, source=self.source))
-        if written is None:
-            return False
-        self.set_status(f"Report written to {written}.")
-        return True
+    def show_guide(self) -> None:
+        GuideDialog(self).exec()
 
-    # -- closing ------------------------------------------------------------------------
+    def show_about(self) -> None:
+        AboutDialog(self).exec()
+
+    def ask_to_close(self, reasons: list[str]) -> str:
+        """Ask what to do with unsaved work: "save", "discard" or "cancel" (tests
+        replace this)."""
+        box = QMessageBox(QMessageBox.Icon.Warning, APP_TITLE,
+                          "Close MicroAgg Desktop?\n\n" + "\n".join(f"• {r}" for r in reasons),
+                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                          | QMessageBox.StandardButton.Cancel, self)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        answer = box.exec()
+        return {QMessageBox.StandardButton.Save: "save",
+                QMessageBox.StandardButton.Discard: "discard"}.get(answer, "cancel")
+
+    def unsaved_work(self) -> list[str]:
+        """Why closing now would lose something (empty when nothing would be lost)."""
+        reasons = []
+        unexported = [r for r in self.history.unexported() if r.result is not None]
+        if unexported and self.project_dirty:
+            numbers = ", ".join(f"#{r.number}" for r in unexported)
+            reasons.append(f"Run(s) {numbers} were neither exported nor saved in a "
+                           "project.")
+        elif self.project_dirty and self.history.records:
+            reasons.append("The project has changes that are not saved.")
+        return reasons
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        """Stop a running method before the window goes away."""
+        """Ask before losing unexported, unsaved results; stop running tasks."""
+        reasons = self.unsaved_work()
+        if reasons:
+            answer = self.ask_to_close(reasons)
+            if answer == "cancel" or (answer == "save" and not self.save_project_dialog()):
+                event.ignore()
+                return
         self.runner.cancel()
+        self.io_runner.cancel()
         self.runner.wait(5000)
+        self.io_runner.wait(5000)
         super().closeEvent(event)

@@ -28,7 +28,7 @@ from microagg_desktop.role_model import (KIND, LEVEL, LEVEL_CHOICES_ROLE, LEVEL_
                                         NAME, ORDER_SHORTCUT, ROLE, ROLE_LABELS,
                                         SUGGESTION, SUMMARY, RoleModel)
 from microagg_desktop.role_suggestions import RoleSuggester, Suggestion
-from microagg_desktop.state import RoleState
+from microagg_desktop.state import STRATUM, RoleState
 
 __all__ = ["RoleModel", "RoleDelegate", "LevelDelegate", "LevelEditor", "RoleEditor",
            "ROLE_LABELS", "LEVEL_LABELS", "LEVEL_CHOICES_ROLE", "ORDER_SHORTCUT",
@@ -419,6 +419,23 @@ class RoleEditor(QWidget):
         self.order_dialog = dialog
         dialog.open()
         return dialog
+
+    def apply_roles(self, spec: RoleSpec) -> None:
+        """Set every column's role, level and order from ``spec`` (going back to a run or
+        opening a project); a column ``spec`` does not name becomes non-confidential."""
+        choices = {c: Role.IDENTIFIER.value for c in spec.identifiers}
+        choices.update({c: Role.QUASI_IDENTIFIER.value for c in spec.quasi_identifiers})
+        choices.update({c: Role.CONFIDENTIAL.value for c in spec.confidential})
+        choices.update({c: STRATUM for c in spec.strata})
+        for info in self.model.state.columns:
+            self.set_role(info.name, choices.get(info.name, Role.NON_CONFIDENTIAL.value))
+        for column in spec.quasi_identifiers:
+            level = spec.level_of(column)
+            if level is not None:
+                self.set_level(column, level)
+            order = spec.order_of(column)
+            if order is not None:
+                self.set_order(column, order)
 
     def roles(self) -> RoleSpec:
         """The current role specification, with every quasi-identifier's level."""

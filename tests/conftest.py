@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Qt's settings (recent files, remembered roles) go to a test location, never the user's.
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="microagg-test-config-")
 
 REPO = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("MICROAGG_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -39,9 +42,11 @@ def window(qtbot):
     """The main window, shown offscreen; errors are collected in ``window.errors``."""
     from microagg_desktop.main_window import MainWindow
 
-    win = MainWindow()
+    win = MainWindow(store={})
     win.errors = []
     win.show_error = win.errors.append  # no modal message boxes in tests
+    win.closing_questions = []
+    win.ask_to_close = lambda reasons: win.closing_questions.append(reasons) or "discard"
     qtbot.addWidget(win)
     win.show()
     yield win

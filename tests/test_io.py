@@ -74,9 +74,9 @@ def test_bad_files_name_the_file(tmp_path, content, message):
 
 
 def test_unsupported_and_broken_files(tmp_path):
-    (tmp_path / "t.sav").write_bytes(b"x")
-    with pytest.raises(MicroaggError, match="unsupported file type '.sav'"):
-        read_table(tmp_path / "t.sav")
+    (tmp_path / "t.por").write_bytes(b"x")
+    with pytest.raises(MicroaggError, match="unsupported file type '.por'"):
+        read_table(tmp_path / "t.por")
     (tmp_path / "t.xlsx").write_bytes(b"not a zip")
     with pytest.raises(MicroaggError, match="'t.xlsx'"):
         read_table(tmp_path / "t.xlsx")

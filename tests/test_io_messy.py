@@ -39,7 +39,7 @@ CORPUS = Path(__file__).resolve().parent / "corpus"
 EXPECTED = tomllib.loads((CORPUS / "expected.toml").read_text(encoding="utf-8"))
 CORPUS_FILES = sorted(p for p in CORPUS.iterdir()
                       if p.suffix not in (".py", ".toml") and not p.name.startswith(".")
-                      and p.name != "__pycache__")
+                      and p.name != "__pycache__" and p.is_file())
 
 
 def _same(actual, expected) -> bool:
@@ -85,7 +85,8 @@ def test_reading_never_modifies_a_corpus_file():
             pass
     assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in CORPUS_FILES} == before
     assert sorted(p.name for p in CORPUS.iterdir() if p.name != "__pycache__") == sorted(
-        [p.name for p in CORPUS_FILES] + [".gitattributes", "expected.toml", "make_corpus.py"])
+        [p.name for p in CORPUS_FILES] + [".gitattributes", "expected.toml", "make_corpus.py", "formats",
+                                      "make_formats.py"])
 
 
 # -- 1. locale numbers -----------------------------------------------------------------

@@ -1,0 +1,195 @@
+"""The window's session: showing a run of the history, comparing runs, going back to a
+run's settings, telling when the shown result no longer matches the settings, and the
+project a session is saved to.
+
+A mixin of :class:`~.main_window.MainWindow`.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from core import MicroaggError
+import core.project as projects
+from microagg_desktop.history import describe_changes
+
+__all__ = ["SessionMixin", "restore_task"]
+
+log = logging.getLogger(__name__)
+
+
+def restore_task(table, runs, *, state):
+    """Recompute a project's runs (the same settings give the same tables).
+
+    Returns
+    -------
+    list of (ProjectRun, dict, AnonymizationResult or str)
+        Each run, its request, and its result or the error that stopped it.
+    """
+    from core.pipeline.plan import prepare_run
+    from core.pipeline.run import run
+
+    out = []
+    for position, saved in enumerate(runs):
+        part = state.sub(position / len(runs), (position + 1) / len(runs))
+        request = saved.request()
+        try:
+            result = run(prepare_run(table, **request), part)
+        except MicroaggError as error:
+            result = str(error)
+        out.append((saved, request, result))
+    return out
+
+
+class SessionMixin:
+    """History, comparison, stale results and projects; needs ``MainWindow``'s
+    attributes."""
+
+    # -- the run shown ------------------------------------------------------------------
+
+    def show_run(self, number: int) -> None:
+        """Show run ``number`` of the history in the Results tab."""
+        if getattr(self, "_showing", False):  # the history panel re-selects it
+            return
+        self._showing = True
+        try:
+            record = self.history.select(number)
+            self.history_panel.refresh()
+            if self.shown_record is not record:
+                self.shown_record = record
+                self.results_panel.show_result(record.result, original=self.table)
+            self.compare_view.refresh()
+            self.settings_changed()
+            self._update_actions()
+        finally:
+            self._showing = False
+
+    def remove_run(self, number: int) -> None:
+        """A run left the history: stop showing it (the panel removed it)."""
+        if self.shown_record is not None and self.shown_record.number == number:
+            self.shown_record = None
+            self.results_panel.clear()
+        self.compare_view.refresh()
+        self.project_dirty = True
+        self._update_title()
+        self._update_actions()
+
+    def compare_runs(self, numbers: list[int]) -> None:
+        """Show runs ``numbers`` side by side (measures, bars, risk–utility map)."""
+        if len(numbers) < 2:
+            self.set_status("Select two runs or more in the history to compare them.")
+            return
+        self.compare_view.set_runs(self.history, list(numbers))
+        self.tabs.setCurrentWidget(self.history_page)
+
+    def restore_run(self, number: int) -> None:
+        """Go back to run ``number``: its roles and parameters, and its result shown."""
+        record = self.history.select(number)
+        self._guarded("restoring the run's settings", self.apply_request, record.request)
+        self.show_run(number)
+        self.set_status(f"Back to run #{number}: its roles and parameters are restored.")
+
+    def apply_request(self, request: dict) -> None:
+        """Set the Roles, Method and Data tabs to a run's settings."""
+        roles = request["roles"]
+        self.role_editor.apply_roles(roles)
+        self.method_panel.set_method(request["method"])
+        spec_parameters = {p.name for p in self._method_parameters(request["method"])}
+        for name in spec_parameters & set(request):
+            self.method_panel.set_parameter(name, request[name])
+        if request.get("blocks"):
+            self.method_panel.set_blocks(request["blocks"])
+        else:
+            self.method_panel.set_blocks("")
+        self.method_panel.set_intruder(request.get("intruder", "all"))
+        if request.get("dp_epsilon") is not None:
+            self.method_panel.set_noise(request["dp_epsilon"],
+                                        request.get("confidential_bounds") or "",
+                                        request.get("seed", 0))
+        self.data_page.set_missing(request.get("missing", "stop"))
+
+    @staticmethod
+    def _method_parameters(name: str):
+        from core import get_method
+
+        return get_method(name).parameters
+
+    # -- stale results ------------------------------------------------------------------
+
+    def settings_changed(self) -> None:
+        """Compare the settings with those of the run shown; say so when they differ."""
+        if self.table is not None:
+            self.method_panel.set_context(len(self.table), self._current_roles())
+        if self.method_panel.method_name() != self._sweep_method:
+            self._sweep_method = self.method_panel.method_name()
+            self.sweep_panel.set_method(self._sweep_method)
+        record = self.shown_record
+        if record is None or self.results_panel.result is None:
+            self.stale_text = ""
+            self.results_panel.set_stale(None)
+            return
+        try:
+            current = self.current_request()
+        except MicroaggError as error:
+            changes = [f"a setting is not valid ({error})"]
+        else:
+            changes = describe_changes(record.request, current)
+        self.stale_text = "; ".join(changes)
+        self.results_panel.set_stale(self.stale_text or None)
+
+    # -- projects -----------------------------------------------------------------------
+
+    def current_project(self):
+        """The session as a :class:`core.project.project.Project`."""
+        if self.data_path is None:
+            raise MicroaggError("Open a table from a file first: a project remembers it.")
+        runs = [projects.ProjectRun.from_record(r) for r in self.history.records]
+        selected = self.history.selected.number if self.history.selected else None
+        return projects.Project(
+            data_path=str(self.data_path), data_sha256=projects.file_sha256(self.data_path),
+            read_settings=projects.ReadSettings(**self.read_settings),
+            roles=self.role_editor.roles(), runs=runs, selected=selected)
+
+    def restore_project(self, project, path: Path) -> None:
+        """Put a loaded project's roles back and recompute its runs on the worker (the
+        table is already shown); each recomputed run is checked against the headline
+        measures saved with it."""
+        self.role_editor.apply_roles(project.roles)
+        self.project_path, self.project_dirty = Path(path).resolve(), False
+        self._update_title()
+        if not project.runs:
+            return
+        self._task = "restore"
+        self._restoring = project
+        self.clock.start()
+        self.runner.start(restore_task, self.table, list(project.runs))
+        self.set_status(f"Recomputing the project's {len(project.runs)} run(s)…")
+        self._update_actions()
+
+    def _restored(self, outcomes) -> None:
+        project, self._restoring = self._restoring, None
+        problems = []
+        for saved, request, result in outcomes:
+            if isinstance(result, str):
+                problems.append(f"run #{saved.number}: {result}")
+                continue
+            record = self.history.add(request, result, number=saved.number)
+            il = saved.headline.get("il")
+            if il is not None and abs(record.measures["il"] - il) > 1e-9 * max(1.0, abs(il)):
+                problems.append(f"run #{saved.number} gave IL {record.measures['il']:.6g} %, "
+                                f"the project says {il:.6g} %")
+        self.history_panel.refresh()
+        numbers = [r.number for r in self.history.records]
+        if project.selected in numbers:
+            self.show_run(project.selected)
+        elif numbers:
+            self.show_run(numbers[-1])
+        self.project_dirty = False
+        self._update_title()
+        if problems:
+            self.show_error("The project's runs could not all be reproduced exactly:\n"
+                            + "\n".join(problems))
+        else:
+            self.set_status(f"Opened project {self.project_path.name}: "
+                            f"{len(numbers)} run(s) recomputed and reproduced exactly.")
