@@ -128,33 +128,48 @@ def take_screenshots(folder: str | os.PathLike, size: tuple[int, int] = (1366, 7
     window.method_panel.set_parameter("k", 10)
     _run(window, app)
     window.tabs.setCurrentWidget(window.history_page)
+    window.history_panel.select_numbers([r.number for r in window.history.records])
     written.append(_save(window, folder, "history", app))
     window.compare_runs([r.number for r in window.history.records])
     written.append(_save(window, folder, "compare", app))
-    window.compare_view.show_risk_utility()
+    window.compare_view.plots.setCurrentWidget(window.compare_view.map)
     written.append(_save(window, folder, "risk-utility", app))
 
     window.tabs.setCurrentWidget(window.sweep_panel)
-    window.sweep_panel.set_range(2, 10, 1)
-    assert window.start_sweep(*window.sweep_panel.request())
+    window.sweep_panel.set_range(2, 10, step=1)
+    assert window.start_sweep(window.sweep_panel.parameter_box.currentData(),
+                              window.sweep_panel.sweep_values())
     _wait(app, lambda: not window.runner.running)
     written.append(_save(window, folder, "sweep", app))
 
-    # The report of run #1 as a reader sees it (its PDF's first page).
+    # The report of run #1 as its reader sees it: the first page of the PDF's document.
     window.show_run(window.history.records[0].number)
     with tempfile.TemporaryDirectory() as scratch:
-        pdf = Path(scratch) / "report.pdf"
-        assert window.export_report_to(pdf)
-        written.append(_render_pdf(pdf, folder / "report.png", size))
+        assert window.export_report_to(Path(scratch) / "report.pdf")
+    written.append(_render_report(window, folder / "report.png"))
     window.close()
     del sample, source, path
     return written
 
 
-def _render_pdf(pdf: Path, png: Path, size: tuple[int, int]) -> Path:
-    from microagg_desktop.pdf_report import render_page
+def _render_report(window, png: Path, width: int = 820, height: int = 1160) -> Path:
+    """Paint the first page of the report as :mod:`.pdf_report` lays it out."""
+    from PySide6.QtCore import QRectF, QSizeF
+    from PySide6.QtGui import QColor, QImage, QPainter
 
-    render_page(pdf, 0, png, width=min(size[0], 1000))
+    from microagg_desktop.pdf_report import report_document
+
+    document = report_document(window.result, source=window.source,
+                               input_path=window.data_path, original=window.table)
+    document.setPageSize(QSizeF(width - 40, height - 40))
+    image = QImage(width, height, QImage.Format.Format_RGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    painter.translate(20, 20)
+    document.drawContents(painter, QRectF(0, 0, width - 40, height - 40))
+    painter.end()
+    if not image.save(str(png)):
+        raise OSError(f"could not write {png}")
     return png
 
 
