@@ -84,3 +84,278 @@ def test_one_method_of_each_family_from_run_to_report(qtbot, window, tmp_path, f
     assert window.export_report_to(tmp_path / "report.pdf")
     assert (tmp_path / "report.pdf").read_bytes()[:4] == b"%PDF"
     assert window.errors == []
+
+
+def _run_k(qtbot, window, k):
+    window.method_panel.set_parameter("k", k)
+    run_and_wait(qtbot, window)
+    return window.shown_record
+
+
+def test_history_compare_go_back_and_remove(qtbot, window):
+    assert window.open_sample()
+    window.method_panel.set_method("mdav")
+    records = [_run_k(qtbot, window, k) for k in (3, 4, 6)]
+    assert [r.number for r in window.history.records] == [1, 2, 3]
+    assert [r.result.parameters["k"] for r in records] == [3, 4, 6]
+    assert window.history_panel.model.rowCount() == 3
+
+    window.compare_runs([1, 2, 3])
+    frame = window.compare_view.frame
+    assert list(frame.columns) == [r.label for r in records]
+    il = frame.loc["Information loss IL (%)"]
+    for record in records:
+        assert il[record.label] == record.result.metrics.il
+    assert window.tabs.currentWidget() is window.history_page
+
+    # Change a role and k, then go back to run 1: both come back, and it is shown.
+    window.role_editor.set_role("household_size", Role.NON_CONFIDENTIAL)
+    window.method_panel.set_parameter("k", 9)
+    assert window.results_panel.is_stale
+    window.restore_run(1)
+    assert window.method_panel.parameters()["k"] == 3
+    assert window.role_editor.roles() == records[0].request["roles"]
+    assert "household_size" in window.role_editor.roles().quasi_identifiers
+    assert window.result is records[0].result and not window.results_panel.is_stale
+
+    # Removing the shown run through the history panel clears the Results tab.
+    window.history_panel.select_numbers([1])
+    assert window.history_panel.remove_button.isEnabled()
+    window.history_panel.remove_button.click()
+    assert [r.number for r in window.history.records] == [2, 3]
+    assert window.result is None and window.shown_record is None
+    assert not window.export_action.isEnabled()
+    assert window.errors == []
+
+
+def test_stale_banner_follows_the_settings_and_export_asks(qtbot, window, tmp_path):
+    assert window.open_sample()
+    window.method_panel.set_method("mdav")
+    _run_k(qtbot, window, 5)
+    assert not window.results_panel.is_stale and window.stale_text == ""
+
+    window.method_panel.set_parameter("k", 6)
+    assert window.results_panel.is_stale
+    assert "k: 5 → 6" in window.stale_text
+    assert window.results_panel.stale_banner.isVisibleTo(window.results_panel)
+    window.method_panel.set_parameter("k", 5)
+    assert not window.results_panel.is_stale and window.stale_text == ""
+
+    window.role_editor.set_role("household_size", Role.NON_CONFIDENTIAL)
+    assert window.results_panel.is_stale and "household_size" in window.stale_text
+
+    asked = []
+    window.confirm_export = lambda questions: asked.append(questions) or False
+    target = tmp_path / "stale.csv"
+    assert not window.export_to(target) and not target.exists()
+    assert asked and "no longer match the settings" in asked[0][0]
+    assert "household_size" in asked[0][0]
+    assert not window.history.get(1).exported
+    window.confirm_export = lambda questions: True
+    assert window.export_to(target) and target.exists()
+    assert window.history.get(1).exported
+
+
+def test_sweep_over_k_and_add_a_point_to_the_history(qtbot, window):
+    assert window.open_sample()
+    window.method_panel.set_method("mdav")
+    panel = window.sweep_panel
+    assert panel.method == "mdav"
+    panel.set_range(2, 6, step=1)
+    parameter, values = panel.parameter_box.currentData(), panel.sweep_values()
+    assert parameter == "k" and values == [2, 3, 4, 5, 6]
+    with qtbot.waitSignals([window.runner.signals.returned, window.runner.signals.finished],
+                           timeout=RUN_TIMEOUT):
+        assert window.start_sweep(parameter, values)
+    assert window.errors == []
+    assert [p.value for p in panel.points] == values
+    assert all(p.result is not None and p.result.passed for p in panel.points)
+    il = [p.result.metrics.il for p in panel.points]
+    assert all(a <= b for a, b in zip(il, il[1:]))  # more per group, more loss
+    assert len(window.history) == 0  # a sweep adds nothing by itself
+
+    panel.choose(3)
+    assert panel.chosen_point().value == 5 and panel.add_button.isEnabled()
+    with qtbot.waitSignal(panel.add_to_history, timeout=1000):
+        panel.add_button.click()
+    assert len(window.history) == 1
+    record = window.history.get(1)
+    assert record.request["k"] == 5 and record.result.parameters["k"] == 5
+    assert record.result is panel.points[3].result and window.result is record.result
+    assert "k=5" in record.label
+
+
+def test_cancel_a_large_run_leaves_no_run_and_the_window_usable(qtbot, window):
+    rng = np.random.default_rng(3)
+    big = pd.DataFrame(rng.normal(size=(30_000, 5)), columns=[f"x{i}" for i in range(5)])
+    window.set_table(big, "big", roles={c: Role.QUASI_IDENTIFIER for c in big})
+    window.method_panel.set_method("mdav")
+    window.method_panel.set_parameter("k", 3)
+    assert window.run()
+    qtbot.waitUntil(lambda: window.progress.value() > 0, timeout=RUN_TIMEOUT)
+    assert window.runner.running and window.cancel_action.isEnabled()
+    with qtbot.waitSignal(window.runner.signals.cancelled, timeout=RUN_TIMEOUT):
+        window.cancel()
+    qtbot.waitUntil(lambda: not window.runner.running, timeout=RUN_TIMEOUT)
+    assert len(window.history) == 0 and window.result is None
+    assert window.status_label.text() == "Run cancelled."
+    assert window.run_action.isEnabled() and not window.cancel_action.isEnabled()
+    assert window.errors == []
+
+    result = run_on_sample(qtbot, window)
+    assert result.metrics.n_records == 600 and len(window.history) == 1
+
+
+def test_every_error_path_reaches_show_error_and_the_window_stays_usable(
+        qtbot, window, tmp_path, sample_path):
+    # Run with no table.
+    assert not window.run()
+    assert "Open a table first" in window.errors[-1]
+
+    # A missing file, named.
+    missing = tmp_path / "nowhere.csv"
+    assert not window.open_file(missing)
+    assert "nowhere.csv" in window.errors[-1]
+
+    # A corrupt workbook, named.
+    corrupt = tmp_path / "broken.xlsx"
+    corrupt.write_bytes(b"this is not a zip archive at all")
+    count = len(window.errors)
+    assert not window.open_file(corrupt)
+    assert len(window.errors) == count + 1 and "broken.xlsx" in window.errors[-1]
+    assert window.table is None
+
+    # A project file that is not JSON.
+    bad_project = tmp_path / "bad.microagg"
+    bad_project.write_text("this is { not json", encoding="utf-8")
+    count = len(window.errors)
+    assert not window.open_project(bad_project)
+    assert len(window.errors) == count + 1 and "bad.microagg" in window.errors[-1]
+
+    # No quasi-identifier: the worker's check says so.
+    assert window.open_sample()
+    for qi in QIS:
+        window.role_editor.set_role(qi, Role.NON_CONFIDENTIAL)
+    run_and_fail(qtbot, window)
+    assert "quasi-identifier" in window.errors[-1].lower()
+    # An invalid parameter (k above the number of records), named with its value.
+    for qi in QIS:
+        window.role_editor.set_role(qi, Role.QUASI_IDENTIFIER)
+    window.method_panel.set_method("mdav")
+    window.method_panel.set_parameter("k", 700)
+    run_and_fail(qtbot, window)
+    assert "k = 700" in window.errors[-1]
+    assert window.result is None and len(window.history) == 0
+
+    # A stratum smaller than k: the window offers to merge; declining runs nothing.
+    table = pd.read_csv(sample_path)
+    table.loc[:2, "region"] = "Island"
+    small = tmp_path / "strata.csv"
+    table.to_csv(small, index=False)
+    assert window.open_file(small)
+    for qi in ("age", "income"):
+        window.role_editor.set_role(qi, Role.QUASI_IDENTIFIER)
+    window.role_editor.set_role("region", "stratum")
+    window.method_panel.set_parameter("k", 5)
+    offers = []
+    window.ask_merge_strata = lambda message, stratum, nearest: offers.append(
+        (message, stratum)) or False
+    count = len(window.errors)
+    with qtbot.waitSignal(window.runner.signals.finished, timeout=RUN_TIMEOUT):
+        assert window.run()
+    assert offers and offers[0][1] == "Island"
+    assert "not run" in window.status_label.text().lower()
+    assert len(window.errors) == count and len(window.history) == 0
+
+    run_on_sample(qtbot, window)
+
+
+@pytest.fixture
+def with_missing(sample_path):
+    table = pd.read_csv(sample_path)
+    rows = [4, 17, 250, 599]
+    table.loc[rows, "income"] = np.nan
+    table.loc[17, "age"] = np.nan  # two missing values in one record count once
+    return table, len(rows)
+
+
+def test_missing_values_stop_or_are_excluded(qtbot, window, with_missing):
+    from microagg_desktop.state import SAMPLE_ROLES
+
+    table, n_missing = with_missing
+    before = table.copy()
+    window.set_table(table, "holes.csv", roles=SAMPLE_ROLES)
+    window.method_panel.set_method("mdav")
+    window.method_panel.set_parameter("k", 4)
+    window.data_page.set_missing("stop")
+    run_and_fail(qtbot, window)
+    assert "income" in window.errors[-1] or "age" in window.errors[-1]
+    assert len(window.history) == 0
+
+    count = len(window.errors)
+    window.data_page.set_missing("exclude")
+    run_and_wait(qtbot, window)
+    assert len(window.errors) == count
+    result = window.result
+    assert result.passed
+    assert int(result.masked["unmasked_missing"].sum()) == n_missing
+    assert any("unmasked" in w.message.lower() or "missing" in w.message.lower()
+               for w in result.warnings)
+    assert window.history.get(1).request["missing"] == "exclude"
+    pd.testing.assert_frame_equal(table, before)  # the input is never modified
+
+
+def test_closing_asks_about_unsaved_runs_until_saved(qtbot, window, tmp_path):
+    run_on_sample(qtbot, window)
+    window.closing_questions.clear()
+    asked = []
+    window.ask_to_close = lambda reasons: asked.append(reasons) or "cancel"
+    window.close()
+    assert asked and "#1" in asked[0][0]
+    assert window.isVisible()
+
+    assert window.save_project_to(tmp_path / "kept.microagg")
+    assert window.unsaved_work() == []
+    asked.clear()
+    window.close()
+    assert asked == [] and not window.isVisible()
+
+
+def test_help_dialogs_build_offline(qtbot, window, monkeypatch):
+    import socket
+
+    from microagg_desktop.help_dialogs import AboutDialog, GuideDialog
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("the Help windows must not use the network")
+
+    monkeypatch.setattr(socket, "socket", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    about = AboutDialog(window)
+    qtbot.addWidget(about)
+    names = [about.components.item(row, 0).text().lower().replace("_", "-")
+             for row in range(about.components.rowCount())]
+    for expected in ("numpy", "pandas", "microagg-desktop"):
+        assert expected in names, names
+    # Qt for Python is installed as PySide6 or as its Essentials/Addons wheels.
+    assert any(name.startswith("pyside6") for name in names), names
+    assert all(about.components.item(row, 1).text() for row in range(len(names)))
+    guide = GuideDialog(window)
+    qtbot.addWidget(guide)
+    assert "k-anonymity" in guide.browser.toPlainText()
+
+
+@pytest.mark.parametrize("size", [(1024, 640), (1366, 768)])
+def test_the_window_keeps_the_size_it_is_given(qtbot, window, size):
+    from PySide6.QtCore import QSize
+    from PySide6.QtWidgets import QApplication
+
+    run_on_sample(qtbot, window)
+    window.compare_runs([1])  # one run: nothing to compare, the tab still shows
+    window.resize(*size)
+    QApplication.processEvents()
+    for index in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(index)
+        for _ in range(3):
+            QApplication.processEvents()
+        assert window.size() == QSize(*size), window.tabs.tabText(index)
