@@ -9,16 +9,24 @@ attempt to open an internet socket from Python raises and fails the test.
 Steps, one line each (``ok: ...``, ``FAILED: ...`` or ``skipped: ...``):
 
 1. load the bundled sample survey;
-2. run MDAV (k = 5);
+2. run MDAV (k = 5), and MDAV with a nominal quasi-identifier;
 3. run one t-closeness method (the first registered ``tc-*`` method), if any is
    registered; otherwise say so and go on;
 4. verify k-anonymity (and t-closeness) independently of the methods;
-5. export the MDAV result to XLSX with :func:`core.report.documents.export_result` in a temporary
-   folder and read it back;
-6. write a small HTML report of the summary there and read it back;
-7. run the command line in-process (console launcher) or construct the main window
-   offscreen, open the sample in it and show the result (windowed launcher);
-8. check that nothing tried to reach the network.
+5. export the MDAV result to XLSX with :func:`core.report.documents.export_result` in a
+   temporary folder and read it back;
+6. write the HTML report with its figures there and read it back;
+7. write the sample as an SPSS ``.sav`` file with pyreadstat (``region`` as labelled
+   codes) and read it back: the value labels become the categories;
+8. save a project on that file with an MDAV run (:mod:`core.project`), open it again
+   and re-run the run: the same release;
+9. console launcher: run ``microagg anonymize`` and ``microagg rerun`` on the project
+   in-process, and read the bill of materials (the bundle's ``BILL_OF_MATERIALS.csv``
+   when frozen). Windowed launcher: write the PDF report (Qt's ``QPdfWriter``; it must
+   start with ``%PDF`` and hold the figures as images), walk the main window offscreen
+   (open the sample, two runs, the history, compare them, go back to the first), and
+   open the About dialog (bill of materials, licences) and the guide;
+10. check that nothing tried to reach the network.
 
 The temporary folder is removed afterwards. The exit code is 0 if every step passed,
 1 otherwise.
@@ -37,12 +45,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-__all__ = ["SELF_TEST_FLAG", "run_self_test", "write_html_report", "read_html_report"]
+__all__ = ["SELF_TEST_FLAG", "run_self_test", "write_html_report", "read_html_report",
+           "write_sample_sav", "report_images"]
 
 SELF_TEST_FLAG = "--self-test"
 SAMPLE_NAME = "sample_survey.csv"
 SAMPLE_RECORDS = 600
 K = 5
+K_SECOND = 10  # the main window's second run
+SAV_NAME = "selftest_sample.sav"
+LABELLED = "region"  # written to the .sav file as numeric codes with value labels
+RUN_SECONDS = 60  # the longest a run of the main window may take
 
 
 class NetworkBlocked(OSError):
@@ -136,11 +149,13 @@ class _Steps:
 # -- the report ---------------------------------------------------------------------------
 
 
-def write_html_report(result, path: str | os.PathLike, *, source: str = "") -> Path:
-    """Write the product's HTML report of ``result`` (:func:`core.report.documents.write_report`)."""
+def write_html_report(result, path: str | os.PathLike, *, source: str = "",
+                      **keywords) -> Path:
+    """Write the product's HTML report of ``result`` (:func:`core.report.documents.write_report`;
+    ``keywords`` are its other keywords, e.g. ``original``)."""
     from core.report.documents import write_report
 
-    return write_report(result, path, source=source)
+    return write_report(result, path, source=source, **keywords)
 
 
 def read_html_report(path: str | os.PathLike) -> dict[str, str]:
@@ -309,19 +324,116 @@ def _export_xlsx(result, folder: Path):
     return f"{path.name}, {path.stat().st_size:,} bytes, {len(masked)} rows read back"
 
 
-def _export_report(result, folder: Path):
-    path = write_html_report(result, folder / "selftest_report.html", source=SAMPLE_NAME)
+def report_images(page: str) -> int:
+    """How many inline PNG figures the HTML ``page`` holds (each one decoded and checked)."""
+    import base64
+    import re
+
+    images = re.findall(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    for number, data in enumerate(images, 1):
+        if not base64.b64decode(data).startswith(b"\x89PNG\r\n\x1a\n"):
+            raise AssertionError(f"figure {number} of the report is not a PNG image")
+    return len(images)
+
+
+def _expected_figures(result, original) -> int:
+    from core.report.html import report_figures
+
+    return len(report_figures(result, original))
+
+
+def _export_report(result, table, folder: Path):
+    path = write_html_report(result, folder / "selftest_report.html", source=SAMPLE_NAME,
+                             original=table)
     rows = read_html_report(path)
     if rows.get("Verified") != "yes" or rows.get("Records") != str(SAMPLE_RECORDS):
         raise AssertionError(f"{path.name} read back without 'Verified: yes' and "
                              f"'Records: {SAMPLE_RECORDS}'")
-    return f"{path.name}, {len(rows)} summary rows read back"
+    figures, expected = report_images(path.read_text(encoding="utf-8")), \
+        _expected_figures(result, table)
+    if figures != expected or not figures:
+        raise AssertionError(f"{path.name} holds {figures} figures, {expected} expected")
+    return f"{path.name}, {len(rows)} summary rows, {figures} figures read back"
+
+
+def write_sample_sav(table, path: str | os.PathLike) -> tuple[Path, list[str]]:
+    """Write ``table`` as an SPSS file with pyreadstat, ``region`` as numeric codes with
+    value labels (1 = the first region in sorted order...).
+
+    Returns
+    -------
+    (Path, list of str)
+        The file, and the labels in the order of their codes.
+    """
+    import pyreadstat
+
+    labels = sorted(str(v) for v in table[LABELLED].dropna().unique())
+    codes = {label: float(code) for code, label in enumerate(labels, 1)}
+    frame = table.copy()
+    frame[LABELLED] = table[LABELLED].astype(str).map(codes).astype(float)
+    path = Path(path)
+    pyreadstat.write_sav(frame, str(path),
+                         variable_value_labels={LABELLED: {v: k for k, v in codes.items()}})
+    return path, labels
+
+
+def _read_sav(table, folder: Path):
+    import numpy as np
+    import pandas as pd
+
+    from core import read_table
+    from core.io.read_stat import read_stat  # noqa: F401 (the reader must be bundled)
+
+    path, labels = write_sample_sav(table, folder / SAV_NAME)
+    read = read_table(path)
+    if read.shape != table.shape or list(read.columns) != list(table.columns):
+        raise AssertionError(f"{path.name} read back as {read.shape}, {table.shape} "
+                             "expected")
+    column = read[LABELLED]
+    if not isinstance(column.dtype, pd.CategoricalDtype):
+        raise AssertionError(f"'{LABELLED}' was read as {column.dtype}, not as categories")
+    if list(column.cat.categories) != labels:
+        raise AssertionError(f"'{LABELLED}' has the categories "
+                             f"{list(column.cat.categories)}, {labels} expected")
+    if list(column.astype(str)) != list(table[LABELLED].astype(str)):
+        raise AssertionError(f"'{LABELLED}' differs from the sample after the round trip")
+    for name in table.columns:
+        if pd.api.types.is_numeric_dtype(table[name]) and not np.allclose(
+                read[name].to_numpy(float), table[name].to_numpy(float), equal_nan=True):
+            raise AssertionError(f"column '{name}' differs from the sample")
+    return (f"{path.name}, {len(read)} records, '{LABELLED}' read as "
+            f"{len(labels)} labelled categories", path, read)
+
+
+def _project(sav_path: Path, sav_table, roles, folder: Path, mdav_result=None):
+    import pandas as pd
+
+    from core import anonymize
+    from core.project import Project, load_project, rerun, save_project
+
+    result = anonymize(sav_table, roles, "mdav", k=K)
+    _check_groups(result, K)
+    if mdav_result is not None and abs(result.metrics.il - mdav_result.metrics.il) > 1e-9:
+        raise AssertionError(f"MDAV on the .sav file gave IL {result.metrics.il:.6g} %, "
+                             f"on the CSV {mdav_result.metrics.il:.6g} %")
+    project = Project.for_data(sav_path, roles=roles)
+    project.add_run(result)
+    path = save_project(project, folder / "selftest.microagg")
+    loaded = load_project(path)
+    if [r.number for r in loaded.runs] != [1] or loaded.roles != roles:
+        raise AssertionError(f"{path.name} read back with runs "
+                             f"{[r.number for r in loaded.runs]} and other roles")
+    again = rerun(loaded, 1)
+    try:
+        pd.testing.assert_frame_equal(again.masked, result.masked)
+    except AssertionError:
+        raise AssertionError("the re-run released another table than the saved run") \
+            from None
+    return (f"{path.name} saved, opened, run 1 re-run: the same release "
+            f"(IL = {again.metrics.il:.2f} %)", path, result)
 
 
 def _run_cli(folder: Path):
-    import json
-
-    from core.cli.main import main as cli_main
     from microagg_desktop.paths import resource_path
 
     output, summary = folder / "selftest_cli.csv", folder / "selftest_cli.json"
@@ -330,42 +442,208 @@ def _run_cli(folder: Path):
                  "--qi", "age", "years_education", "income", "hours_worked",
                  "household_size", "--confidential", "health_spending", "diagnosis",
                  "--summary-json", str(summary)]
-    printed, errors = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(errors):
-        code = cli_main(arguments)
-    if code != 0:
-        raise AssertionError(f"exit code {code}: {errors.getvalue().strip()}")
-    facts = json.loads(summary.read_text(encoding="utf-8"))
+    facts = _cli(arguments, summary)
     if not facts.get("verified") or facts.get("min_group_size", 0) < K:
         raise AssertionError(f"the command line's summary is not verified: {facts}")
     return f"microagg anonymize → {output.name}, verified"
 
 
-def _main_window(mdav_result):
+def _cli(arguments: list[str], summary: Path) -> dict:
+    """Run the command line in-process; its JSON summary."""
+    import json
+
+    from core.cli.main import main as cli_main
+
+    printed, errors = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(errors):
+        code = cli_main(arguments)
+    if code != 0:
+        raise AssertionError(f"exit code {code}: {errors.getvalue().strip()}")
+    return json.loads(summary.read_text(encoding="utf-8"))
+
+
+def _run_rerun_cli(project_path: Path, saved_result, folder: Path):
+    import numpy as np
+
+    from core import read_table
+
+    output, summary = folder / "selftest_rerun.csv", folder / "selftest_rerun.json"
+    facts = _cli(["rerun", str(project_path), "--run", "1", "-o", str(output),
+                  "--summary-json", str(summary), "--quiet"], summary)
+    if not facts.get("verified"):
+        raise AssertionError(f"the re-run's summary is not verified: {facts}")
+    written = read_table(output)
+    for column in saved_result.roles.quasi_identifiers:
+        if not np.allclose(written[column].to_numpy(float),
+                           saved_result.masked[column].to_numpy(float)):
+            raise AssertionError(f"{output.name}: column '{column}' differs from the run")
+    return f"microagg rerun {project_path.name} --run 1 → {output.name}, the same release"
+
+
+def _bill_of_materials():
+    """The About dialog's components: the bundle's CSV when frozen, else the installed
+    distributions. Returns (detail, components)."""
+    import csv
+
+    from microagg_desktop import about
+
+    components = about.bill_of_materials()
+    names = {c.name.lower() for c in components}
+    if len(components) < 2 or not all(c.name and c.version for c in components):
+        raise AssertionError(f"the bill of materials is empty or incomplete: {components}")
+    if getattr(sys, "frozen", False):
+        path = about._bundle_file()
+        if path is None:
+            raise AssertionError(f"no {about.BOM_FILE} beside {Path(sys.executable).name}")
+        with path.open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        if len(rows) != len(components) or "pyreadstat" not in names:
+            raise AssertionError(f"{path.name} has {len(rows)} rows; the About dialog "
+                                 f"shows {len(components)} components")
+        where = path.name
+    else:
+        where = "the installed distributions"
+    if "numpy" not in names:
+        raise AssertionError("the bill of materials does not list numpy")
+    return f"{len(components)} components, from {where}", components
+
+
+# -- the windowed launcher ----------------------------------------------------------------
+
+
+def _application():
     from PySide6.QtWidgets import QApplication
 
+    return QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "microagg"])
+
+
+def _pdf_report(result, table, folder: Path):
+    from microagg_desktop.pdf_report import write_pdf
+
+    _application()
+    path = write_pdf(result, folder / "selftest_report.pdf", source=SAMPLE_NAME,
+                     original=table)
+    data = path.read_bytes()
+    if not data.startswith(b"%PDF-"):
+        raise AssertionError(f"{path.name} does not start with %PDF- ({data[:8]!r})")
+    images, expected = data.count(b"/Subtype /Image"), _expected_figures(result, table)
+    if images < expected or not images:
+        raise AssertionError(f"{path.name} holds {images} images, {expected} figures "
+                             "expected")
+    if b"/Font" not in data:
+        raise AssertionError(f"{path.name} holds no font: its text is missing")
+    return f"{path.name}, {len(data):,} bytes, {images} images"
+
+
+def _wait_for(runner, start: Callable[[], bool], what: str) -> None:
+    """Call ``start()`` (which starts a task on ``runner``) and wait for its end."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    timer = QTimer()
+    timer.setSingleShot(True)
+    timer.timeout.connect(loop.quit)
+    runner.signals.finished.connect(loop.quit)
+    try:
+        if not start():
+            raise AssertionError(f"{what} did not start")
+        timer.start(RUN_SECONDS * 1000)
+        loop.exec()  # the finished signal is queued: it cannot come before this
+    finally:
+        runner.signals.finished.disconnect(loop.quit)
+        timer.stop()
+    if runner.running:
+        raise AssertionError(f"{what} took longer than {RUN_SECONDS} s")
+
+
+def _main_window(folder: Path):
+    from core.project import load_project
     from microagg_desktop.main_window import MainWindow
 
-    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "microagg"])
+    app = _application()
     errors: list[str] = []
-    window = MainWindow()
+    window = MainWindow(store={})  # nothing is written to the user's settings
     window.show_error = errors.append  # no modal dialogs in a self-test
+    window.ask_merge_strata = lambda *args: False
+    window.ask_to_close = lambda reasons: "discard"
+
+    def check(condition: bool, message: str) -> None:
+        if errors:
+            raise AssertionError(errors[0].splitlines()[0])
+        if not condition:
+            raise AssertionError(message)
+
     try:
         window.show()
-        if not window.open_sample() or window.table is None:
-            raise AssertionError(f"the window could not open the sample: {errors}")
-        window.results_panel.show_result(mdav_result)
+        check(window.open_sample() and window.table is not None,
+              "the window could not open the sample")
+        window.method_panel.set_method("mdav")
+        for k in (K, K_SECOND):
+            window.method_panel.set_parameter("k", k)
+            _wait_for(window.runner, window.run, f"the run with k = {k}")
+            check(window.result is not None and window.result.passed
+                  and window.result.parameters.get("k") == k,
+                  f"the run with k = {k} is not shown verified")
+        numbers = [r.number for r in window.history.records]
+        check(numbers == [1, 2], f"the history holds the runs {numbers}, not [1, 2]")
+
+        # The History tab's buttons emit these signals with the selected runs.
+        panel = window.history_panel
+        panel.compare_requested.emit([1, 2])
+        frame = window.compare_view.frame
+        check(window.compare_view.numbers == [1, 2] and frame is not None
+              and frame.shape[1] == 2, "the compare view does not show runs 1 and 2")
+        check(window.tabs.currentWidget() is window.history_page,
+              "Compare did not show the History tab")
+        panel.restore_requested.emit(1)  # go back to run 1
+        check(window.result is not None and window.result.parameters.get("k") == K
+              and window.method_panel.parameters().get("k") == K,
+              f"going back to run 1 did not restore k = {K}")
+
+        check(window.save_project_to(folder / "selftest_window.microagg"),
+              "the window could not save its project")
+        saved = load_project(folder / "selftest_window.microagg")
+        check([r.number for r in saved.runs] == [1, 2], "the window's project lost runs")
         app.processEvents()
         image = window.grab()
-        if image.isNull() or image.width() == 0:
-            raise AssertionError("the window rendered an empty image")
-        if errors:
-            raise AssertionError(errors[0])
-        return (f"main window ({app.platformName()}) opened the sample and showed the "
-                f"result, {image.width()}×{image.height()} px")
+        check(not image.isNull() and image.width() > 0, "the window rendered nothing")
+        il = [r.result.metrics.il for r in window.history.records]
+        return (f"{app.platformName()}: runs k = {K}, {K_SECOND} (IL {il[0]:.2f} %, "
+                f"{il[1]:.2f} %), compared, back to run 1, project saved, "
+                f"{image.width()}×{image.height()} px")
     finally:
+        window.runner.cancel()
+        window.runner.wait(5000)
         window.close()
         window.deleteLater()
+        app.processEvents()
+
+
+def _help_dialogs():
+    from microagg_desktop.help_dialogs import AboutDialog, GuideDialog
+
+    app = _application()
+    detail, components = _bill_of_materials()
+    about, guide = AboutDialog(), GuideDialog()
+    try:
+        about.show()
+        guide.show()
+        app.processEvents()
+        if about.components.rowCount() != len(components):
+            raise AssertionError(f"About lists {about.components.rowCount()} components, "
+                                 f"the bill of materials {len(components)}")
+        licences = [about.tabs.widget(i).toPlainText() for i in range(about.tabs.count())
+                    if hasattr(about.tabs.widget(i), "toPlainText")]
+        if len(licences) < 2 or not all("GNU" in text for text in licences):
+            raise AssertionError("About lacks the GPL or LGPL text")
+        text = guide.browser.toPlainText()
+        if len(text) < 200:
+            raise AssertionError(f"the guide shows {len(text)} characters")
+        return f"About: {detail}, {len(licences)} licences; guide: {len(text):,} characters"
+    finally:
+        for dialog in (about, guide):
+            dialog.close()
+            dialog.deleteLater()
         app.processEvents()
 
 
@@ -430,12 +708,24 @@ def run_self_test(*, gui: bool, out: TextIO | None = None) -> int:
         steps.run("export XLSX and read it back", lambda: _export_xlsx(mdav_result, folder),
                   needs=(mdav_result,))
         steps.run("export the report and read it back",
-                  lambda: _export_report(mdav_result, folder), needs=(mdav_result,))
+                  lambda: _export_report(mdav_result, table, folder), needs=(mdav_result,))
+        sav = steps.run("read an SPSS file", lambda: _read_sav(table, folder), needs=(table,))
+        sav_path, sav_table = (sav[1], sav[2]) if sav else (None, None)
+        project = steps.run("save, open and re-run a project",
+                            lambda: _project(sav_path, sav_table, roles, folder, mdav_result),
+                            needs=(sav_path,))
+        project_path, project_result = (project[1], project[2]) if project else (None, None)
         if gui:
-            steps.run("construct the main window offscreen", lambda: _main_window(mdav_result),
+            steps.run("write the PDF report", lambda: _pdf_report(mdav_result, table, folder),
                       needs=(mdav_result,))
+            steps.run("walk the main window offscreen", lambda: _main_window(folder))
+            steps.run("open About and the guide", _help_dialogs)
         else:
             steps.run("run the command line", lambda: _run_cli(folder))
+            steps.run("run microagg rerun on the project",
+                      lambda: _run_rerun_cli(project_path, project_result, folder),
+                      needs=(project_path,))
+            steps.run("read the bill of materials", lambda: _bill_of_materials()[0])
 
         def offline():
             if network.attempts:

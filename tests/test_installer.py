@@ -56,14 +56,26 @@ def _check_lines(lines: list[str]) -> None:
 # -- the self-test ------------------------------------------------------------------------
 
 
+def _line(lines: list[str], start: str) -> str:
+    return next(line for line in lines if line.startswith(start))
+
+
 def test_self_test_of_the_console_launcher_passes():
     code, lines = _run(gui=False)
     assert code == 0, "\n".join(lines)
     _check_lines(lines)
     assert any(line.startswith("ok: run MDAV") for line in lines)
     assert any(line.startswith("ok: export XLSX and read it back") for line in lines)
+    assert "4 figures read back" in _line(lines, "ok: export the report and read it back")
+    assert "'region' read as 5 labelled categories" in _line(lines, "ok: read an SPSS file")
+    assert "the same release" in _line(lines, "ok: save, open and re-run a project")
     assert any(line.startswith("ok: run the command line") for line in lines)
+    assert "the same release" in _line(lines, "ok: run microagg rerun on the project")
+    assert "from the installed distributions" in _line(lines,
+                                                       "ok: read the bill of materials")
+    assert not any("PDF" in line or "main window" in line for line in lines)
     assert lines[-2] == "ok: offline: no network access was attempted"
+    assert all(len(line) <= 140 for line in lines), "keep every step's line short"
 
 
 @pytest.mark.gui
@@ -71,7 +83,11 @@ def test_self_test_of_the_windowed_launcher_builds_the_main_window(qapp):
     code, lines = _run(gui=True)
     assert code == 0, "\n".join(lines)
     _check_lines(lines)
-    assert any(line.startswith("ok: construct the main window offscreen") for line in lines)
+    assert "4 images" in _line(lines, "ok: write the PDF report")
+    walk = _line(lines, "ok: walk the main window offscreen")
+    assert "runs k = 5, 10" in walk and "compared, back to run 1" in walk
+    assert "2 licences" in _line(lines, "ok: open About and the guide")
+    assert not any(line.startswith("ok: run the command line") for line in lines)
 
 
 @pytest.mark.gui
@@ -133,6 +149,19 @@ def test_a_failing_step_is_reported_and_the_exit_code_is_one(monkeypatch):
     assert lines[-1].startswith("self-test FAILED")
 
 
+def test_without_pyreadstat_the_spss_step_and_the_steps_after_it_fail(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyreadstat", None)  # import pyreadstat fails
+    code, lines = _run(gui=False)
+    assert code == 1
+    assert _line(lines, "FAILED: read an SPSS file").startswith(
+        "FAILED: read an SPSS file: ModuleNotFoundError")
+    assert "FAILED: save, open and re-run a project (an earlier step it needs failed)" \
+        in lines
+    assert "FAILED: run microagg rerun on the project (an earlier step it needs failed)" \
+        in lines
+    assert any(line.startswith("ok: run the command line") for line in lines)
+
+
 def test_network_guard_refuses_internet_sockets_and_restores_them():
     original = socket.getaddrinfo
     with selftest._NoNetwork() as guard:
@@ -157,6 +186,63 @@ def test_html_report_round_trip(tmp_path, sample_path):
     rows = selftest.read_html_report(path)
     assert rows["Source file"] == "a<b>.csv"
     assert rows["Parameter k"] == "4" and rows["Verified"] == "yes"
+
+
+def test_sample_sav_reads_back_with_its_value_labels_as_categories(tmp_path, sample_path):
+    from core import read_table
+
+    table = read_table(sample_path)
+    path, labels = selftest.write_sample_sav(table, tmp_path / "s.sav")
+    assert labels == sorted(set(table["region"]))
+    import pyreadstat
+
+    raw, meta = pyreadstat.read_sav(str(path), apply_value_formats=False)
+    assert raw["region"].dtype.kind == "f"  # stored as codes ...
+    assert meta.variable_value_labels["region"] == {float(i): label for i, label
+                                                    in enumerate(labels, 1)}
+    read = read_table(path)  # ... and read as the labels, in the order of the codes
+    assert list(read["region"].cat.categories) == labels
+    assert list(read["region"].astype(str)) == list(table["region"].astype(str))
+
+
+def test_report_images_counts_png_figures_and_rejects_others():
+    import base64
+
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n rest").decode()
+    page = f'<p><img src="data:image/png;base64,{png}" width="5"></p>' * 2
+    assert selftest.report_images(page) == 2
+    assert selftest.report_images("<p>no figure</p>") == 0
+    other = base64.b64encode(b"GIF89a").decode()
+    with pytest.raises(AssertionError, match="not a PNG"):
+        selftest.report_images(f'<img src="data:image/png;base64,{other}">')
+
+
+def _frozen_at(monkeypatch, folder: Path) -> None:
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "executable", str(folder / "microagg-desktop"))
+
+
+def test_frozen_bill_of_materials_is_read_where_build_writes_it(tmp_path, monkeypatch):
+    """The About dialog looks beside the executable; build.py writes the CSV into the
+    bundle folder, beside both launchers."""
+    from microagg_desktop import about
+
+    bundle = tmp_path / build.BUNDLE_NAME
+    bundle.mkdir()
+    assert build.BOM_NAME == about.BOM_FILE
+    packages = build.bundled_packages(["numpy", "pyreadstat", "core", "microagg_desktop"])
+    build.write_bill_of_materials(packages, bundle / build.BOM_NAME)
+    _frozen_at(monkeypatch, bundle)
+    assert about._bundle_file() == bundle / build.BOM_NAME
+    detail, components = selftest._bill_of_materials()
+    assert detail == f"{len(packages)} components, from {build.BOM_NAME}"
+    assert [c.name for c in components] == [p.name for p in packages]
+
+
+def test_frozen_bill_of_materials_must_be_there(tmp_path, monkeypatch):
+    _frozen_at(monkeypatch, tmp_path)
+    with pytest.raises(AssertionError, match="no BILL_OF_MATERIALS.csv beside"):
+        selftest._bill_of_materials()
 
 
 # -- build.py -----------------------------------------------------------------------------
@@ -263,6 +349,41 @@ def test_spec_has_a_windowed_and_a_console_launcher_and_no_fixed_paths():
     assert _spec_constant("GUI_NAME") == "microagg-desktop"
     assert _spec_constant("CLI_NAME") == "microagg"
     assert (INSTALLER / "launch_gui.py").is_file() and (INSTALLER / "launch_cli.py").is_file()
+
+
+def _analysis_keywords() -> dict:
+    for node in ast.walk(_spec_tree()):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Analysis":
+            return {k.arg: k.value for k in node.keywords}
+    raise AssertionError("the spec has no Analysis")
+
+
+def test_spec_bundles_every_resource_the_application_reads():
+    import fnmatch
+
+    patterns = []
+    for item in _analysis_keywords()["datas"].elts:  # (os.path.join(REPO, ..., glob), dest)
+        source, destination = item.elts
+        if ast.literal_eval(destination) == "resources":
+            patterns.append(ast.literal_eval(source.args[-1]))
+    for name in ("sample_survey.csv", "guide.md", "LICENSE-GPL-3.0.txt",
+                 "LICENSE-LGPL-3.0.txt"):
+        assert (REPO / "resources" / name).is_file(), name
+        assert any(fnmatch.fnmatch(name, pattern) for pattern in patterns), name
+
+
+def test_spec_imports_what_is_loaded_lazily_and_excludes_none_of_it():
+    hidden = _spec_constant("HIDDEN_IMPORTS")
+    assert isinstance(_analysis_keywords()["hiddenimports"], ast.Name)
+    for module in ("microagg_desktop.selftest", "core.io.read_stat",
+                   "pyreadstat._readstat_parser", "pyreadstat._readstat_writer",
+                   "microagg_desktop.pdf_report", "matplotlib.backends.backend_agg"):
+        assert module in hidden, module
+    excluded = _spec_constant("QT_EXCLUDES") + _spec_constant("PYTHON_EXCLUDES")
+    for module in hidden + ["narwhals", "PySide6.QtGui"]:
+        assert not any(module == e or module.startswith(e + ".") for e in excluded), module
+    for module in hidden:
+        assert importlib.util.find_spec(module) is not None, module
 
 
 _BLOCK_EXCLUDED = """
