@@ -8,12 +8,16 @@ dates ISO), so what the user sees is what the engine computes with.
 Sorting (a click on a column header) computes a permutation of the rows with
 :func:`sort_order` on a pool thread and swaps it in between ``layoutAboutToBeChanged``
 and ``layoutChanged``; the vertical header keeps each record's row number in the file.
+The sort holds the interpreter lock only in short steps, so the GUI thread keeps running:
+a text column is turned into fixed-width numpy strings a chunk at a time and then sorted
+by numpy without the lock (:func:`sort_order_reference` is the plain version it matches).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import time
 from typing import Any
 
 import numpy as np
@@ -24,12 +28,20 @@ from PySide6.QtGui import QBrush, QColor
 
 from core import Cancelled, TaskState
 
-__all__ = ["DataFrameModel", "format_value", "sort_order"]
+__all__ = ["DataFrameModel", "format_value", "sort_order", "sort_order_reference"]
 
 _MISSING_BRUSH = QBrush(QColor(150, 150, 150))
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 _CHUNK = 16_384  # rows handled per Python-level step: the GUI thread gets the GIL between
+_TEXT_CHUNK = 50_000  # values turned into numpy text per step (about 2-5 ms with the GIL)
+
+
+def _pause(state: TaskState | None) -> None:
+    """Between two steps of a sort: stop if cancelled, and hand the GIL to the GUI thread."""
+    if state is not None:
+        state.check()
+    time.sleep(0.0002)  # a real wait: a thread waiting for the GIL gets it
 
 
 def _is_missing(value: Any) -> bool:
@@ -71,6 +83,9 @@ def sort_order(column: pd.Series, *, ascending: bool = True,
     equal (they are compared as fixed-width numpy strings, which lets the sort run
     without holding the interpreter lock).
 
+    Made for a pool thread next to the GUI thread: the interpreter lock is held only in
+    steps of a few milliseconds (numpy sorts without it), so the GUI keeps running.
+
     Parameters
     ----------
     column : Series, shape (n_records,)
@@ -92,17 +107,80 @@ def sort_order(column: pd.Series, *, ascending: bool = True,
     dtype = column.dtype
     if isinstance(dtype, pd.CategoricalDtype):
         codes = column.cat.codes.to_numpy()
-        return _ordered([(codes, codes >= 0)], ascending, len(column))
+        return _ordered([(codes, codes >= 0)], ascending, len(column), state)
     if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
         missing = column.isna().to_numpy()
         kind = "i8" if pd.api.types.is_integer_dtype(dtype) else "f8"
         keys = column.to_numpy(dtype=kind, na_value=0)
-        return _ordered([(keys, ~missing)], ascending, len(column))
+        return _ordered([(keys, ~missing)], ascending, len(column), state)
     if pd.api.types.is_datetime64_any_dtype(dtype):
         missing = column.isna().to_numpy()
         keys = column.to_numpy(dtype="datetime64[ns]").view("i8")
-        return _ordered([(keys, ~missing)], ascending, len(column))
-    return _ordered(_mixed_keys(column, state), ascending, len(column))
+        return _ordered([(keys, ~missing)], ascending, len(column), state)
+    parts = _text_keys(column, state)
+    if parts is None:  # not only text: numbers and text, or other objects
+        parts = _mixed_keys(column, state)
+    _pause(state)
+    return _ordered(parts, ascending, len(column), state)
+
+
+def sort_order_reference(column: pd.Series, *, ascending: bool = True,
+                         state: TaskState | None = None) -> np.ndarray:
+    """:func:`sort_order` computed the plain way, kept to check it against.
+
+    The same order (the tests compare the two); text is turned into keys one Python object
+    at a time, which holds the interpreter lock for most of a large column's sort, so the
+    GUI does not use it.
+    """
+    dtype = column.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy()
+        return _ordered([(codes, codes >= 0)], ascending, len(column), stepwise=False)
+    if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+        missing = column.isna().to_numpy()
+        kind = "i8" if pd.api.types.is_integer_dtype(dtype) else "f8"
+        keys = column.to_numpy(dtype=kind, na_value=0)
+        return _ordered([(keys, ~missing)], ascending, len(column), stepwise=False)
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        missing = column.isna().to_numpy()
+        keys = column.to_numpy(dtype="datetime64[ns]").view("i8")
+        return _ordered([(keys, ~missing)], ascending, len(column), stepwise=False)
+    return _ordered(_mixed_keys(column, state), ascending, len(column), stepwise=False)
+
+
+def _text_keys(column: pd.Series, state: TaskState | None):
+    """The parts of :func:`_mixed_keys` when every present value is a ``str``, else None.
+
+    Chunk by chunk (the lock is held for one chunk at a time): the missing values, a check
+    that all others are text, and their fixed-width numpy text; the keys are the same as
+    :func:`_mixed_keys` gives for such a column.
+    """
+    values = column.to_numpy(dtype=object)
+    n = len(values)
+    missing = np.zeros(n, dtype=bool)
+    pieces = []
+    for start in range(0, n, _TEXT_CHUNK):
+        _pause(state)
+        chunk = values[start:start + _TEXT_CHUNK]
+        absent = pd.isna(chunk)
+        present = chunk[~absent] if absent.any() else chunk
+        if len(present) and pd.api.types.infer_dtype(present, skipna=False) != "string":
+            return None
+        if absent.any():
+            # pd.isna also counts e.g. datetime64("NaT") and Decimal("NaN"), which the
+            # plain sort shows as text: only the missing values it knows take this path.
+            if not all(_is_missing(v) for v in chunk[absent]):
+                return None
+            chunk = chunk.copy()
+            chunk[absent] = ""
+        missing[start:start + len(chunk)] = absent
+        pieces.append(chunk.astype(str))
+    width = max((p.dtype.itemsize // 4 for p in pieces), default=1)
+    keys = np.empty(n, dtype=f"U{max(width, 1)}")
+    for start, piece in zip(range(0, n, _TEXT_CHUNK), pieces):
+        _pause(state)
+        keys[start:start + len(piece)] = piece
+    return [(keys, ~missing)]
 
 
 def _mixed_keys(column: pd.Series, state: TaskState | None):
@@ -112,8 +190,7 @@ def _mixed_keys(column: pd.Series, state: TaskState | None):
     missing = np.zeros(n, dtype=bool)
     numbers_part, texts = np.zeros(n), np.empty(n, dtype=object)
     for start in range(0, n, _CHUNK):
-        if state is not None:
-            state.check()
+        _pause(state)
         chunk = values[start:start + _CHUNK]
         missing[start:start + len(chunk)] = [_is_missing(v) for v in chunk]
         for offset, value in enumerate(chunk):
@@ -130,26 +207,44 @@ def _mixed_keys(column: pd.Series, state: TaskState | None):
     return [(numbers_part, is_number), (text_keys, is_text)]
 
 
-def _ordered(parts: list[tuple[np.ndarray, np.ndarray]], ascending: bool, n: int
-             ) -> np.ndarray:
-    """Rows of each part (keys, selected) sorted stably, parts in turn, the rest last."""
+def _ordered(parts: list[tuple[np.ndarray, np.ndarray]], ascending: bool, n: int,
+             state: TaskState | None = None, *, stepwise: bool = True) -> np.ndarray:
+    """Rows of each part (keys, selected) sorted stably, parts in turn, the rest last.
+
+    ``stepwise``: copies of the keys are made a chunk at a time (numpy copies a reversed
+    array holding the interpreter lock, tens of milliseconds for a million text keys).
+    """
     orders, chosen = [], np.zeros(n, dtype=bool)
     for keys, selected in (parts if ascending else parts[::-1]):
         rows = np.flatnonzero(selected)
         chosen |= selected
-        part = keys[rows]
+        part = keys if len(rows) == n else keys[rows]  # a take: numpy releases the lock
         if ascending:
             rows = rows[np.argsort(part, kind="stable")]
         else:
             # Stable descending: sort the reversed keys, then reverse back.
-            rows = rows[len(rows) - 1 - np.argsort(part[::-1], kind="stable")[::-1]]
+            backwards = _reversed(part, state) if stepwise else part[::-1]
+            rows = rows[len(rows) - 1 - np.argsort(backwards, kind="stable")[::-1]]
         orders.append(rows)
     orders.append(np.flatnonzero(~chosen))
     return np.concatenate(orders).astype(np.int64, copy=False)
 
 
+def _reversed(keys: np.ndarray, state: TaskState | None) -> np.ndarray:
+    """A contiguous copy of ``keys[::-1]``, made a chunk at a time."""
+    n = len(keys)
+    out = np.empty_like(keys)
+    step = max(_TEXT_CHUNK, (4 << 20) // max(keys.dtype.itemsize, 1))  # about 4 MB a chunk
+    for start in range(0, n, step):
+        _pause(state)
+        stop = min(start + step, n)
+        out[start:stop] = keys[n - stop:n - start][::-1]
+    return out
+
+
 class _SortSignals(QObject):
-    done = Signal(int, object)  # generation, order (or None when cancelled or failed)
+    # generation, (order, inverse) or None when cancelled or failed
+    done = Signal(int, object)
 
 
 class _SortTask(QRunnable):
@@ -162,11 +257,16 @@ class _SortTask(QRunnable):
     def run(self) -> None:
         try:
             order = sort_order(self._column, ascending=self._ascending, state=self.state)
+            # The inverse permutation (where each record is shown) is made here too, so
+            # the GUI thread only swaps arrays in.
+            inverse = np.empty_like(order)
+            inverse[order] = np.arange(len(order), dtype=order.dtype)
+            result = (order, inverse)
         except Cancelled:
-            order = None
+            result = None
         except Exception:  # noqa: BLE001 - the table stays in its current order
-            order = None
-        self.signals.done.emit(self._generation, order)
+            result = None
+        self.signals.done.emit(self._generation, result)
 
 
 class DataFrameModel(QAbstractTableModel):
@@ -270,13 +370,15 @@ class DataFrameModel(QAbstractTableModel):
         cancels the one running; :attr:`sorted` is emitted when the order is in place.
         """
         ascending = order == Qt.SortOrder.AscendingOrder
+        if self._task is not None and self._pending == (column, ascending):
+            return  # already being computed (QTableView.sortByColumn asks twice)
         self._generation += 1
         if self._task is not None:
             self._task.state.cancel()
             self._task = None
         if not 0 <= column < self._frame.shape[1]:
             self._pending = None
-            self._apply(None, (-1, True))
+            self._apply(None, None, (-1, True))
             return
         self._pending = (column, ascending)
         task = _SortTask(self._frame.iloc[:, column], ascending, self._generation)
@@ -284,24 +386,22 @@ class DataFrameModel(QAbstractTableModel):
         self._task = task
         QThreadPool.globalInstance().start(task)
 
-    def _sorted(self, generation: int, order) -> None:
+    def _sorted(self, generation: int, result) -> None:
         if generation != self._generation or self._pending is None:
             return  # a newer request replaced this one
         key, self._pending, self._task = self._pending, None, None
-        if order is not None:
-            self._apply(order, key)
+        if result is not None:
+            self._apply(*result, key)
 
-    def _apply(self, order: np.ndarray | None, key: tuple[int, bool]) -> None:
+    def _apply(self, order: np.ndarray | None, inverse: np.ndarray | None,
+               key: tuple[int, bool]) -> None:
+        """Show ``order`` (``inverse[order[i]] == i``); O(persistent indexes), not O(rows)."""
         self.layoutAboutToBeChanged.emit()
         persistent = self.persistentIndexList()
         sources = [self.source_row(index.row()) for index in persistent]
         self._order, self._sort_key = order, key
         if persistent:
             # Selections follow their records: the inverse permutation maps them.
-            inverse = None
-            if order is not None:
-                inverse = np.empty_like(order)
-                inverse[order] = np.arange(len(order))
             self.changePersistentIndexList(persistent, [
                 self.index(int(inverse[s]) if inverse is not None else s, index.column())
                 for s, index in zip(sources, persistent)])
