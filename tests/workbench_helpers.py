@@ -9,10 +9,20 @@ import pandas as pd
 from core.io import read_table
 from tests.gui_helpers import RUN_TIMEOUT
 
-__all__ = ["IO_TIMEOUT", "new_window", "wait_for_io", "assert_released_qis",
+__all__ = ["IO_TIMEOUT", "guard_dialogs", "new_window", "wait_for_io", "assert_released_qis",
            "run_on_sample"]
 
 IO_TIMEOUT = 30_000
+
+
+def guard_dialogs(win) -> None:
+    """Replace the window's remaining question dialogs so that none can open modally:
+    each question is recorded in ``win.questions`` and answered "no"."""
+    win.questions = []
+    win.confirm_export = lambda warnings: win.questions.append(("export", warnings)) and False
+    win.ask_merge_strata = lambda message, stratum, nearest: win.questions.append(
+        ("merge", stratum)) and False
+    win.choose_sheet = lambda file_name, names: win.questions.append(("sheet", names)) and None
 
 
 def new_window(qtbot):
@@ -24,6 +34,7 @@ def new_window(qtbot):
     win.show_error = win.errors.append
     win.closing_questions = []
     win.ask_to_close = lambda reasons: win.closing_questions.append(reasons) or "discard"
+    guard_dialogs(win)
     qtbot.addWidget(win)
     win.show()
     return win
