@@ -57,8 +57,6 @@ class TaskState:
 
     def sub(self, start: float, stop: float) -> "TaskState":
         """A view of this state that maps its own 0..1 onto ``start..stop`` of this one."""
-        parent = self
-
         return _SubState(self, start, stop)
 
 

@@ -85,6 +85,7 @@ def headline_measures(result: AnonymizationResult) -> dict[str, Any]:
         "dr": m.dr if m is not None else None,
         "max_emd": max(emd.values()) if emd else None,
         "verified": bool(result.passed),
+        "record_level": bool(result.guarantee.record_level),
         "warnings": len(result.warnings),
         "seconds": result.seconds,
     }

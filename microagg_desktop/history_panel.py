@@ -8,7 +8,7 @@ request); removing a run takes it out of the history.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QItemSelectionModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel,
                                QPushButton, QTableView, QVBoxLayout, QWidget)
@@ -31,6 +31,14 @@ def _number(value, digits=2) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def _verdict_mark(measures) -> str:
+    """✓ verified, ✗ not verified, — for a method that promises no record-level
+    guarantee (Mic1D-k, individual ranking): there is nothing to verify."""
+    if not measures.get("record_level", True):
+        return "—"
+    return "✓" if measures["verified"] else "✗"
+
+
 class HistoryModel(QAbstractTableModel):
     """The runs of a :class:`History`, one row each, oldest first."""
 
@@ -51,6 +59,10 @@ class HistoryModel(QAbstractTableModel):
 
     def record(self, row: int) -> RunRecord:
         return self._rows[row]
+
+    def shows(self, history: History) -> bool:
+        """True when the rows are ``history``'s runs as they are now."""
+        return self._history is history and self._rows == history.records
 
     def row_of(self, number: int) -> int:
         return next((i for i, r in enumerate(self._rows) if r.number == number), -1)
@@ -79,16 +91,20 @@ class HistoryModel(QAbstractTableModel):
             return (f"#{record.number}" + (" (exported)" if record.exported else ""),
                     record.method, record.parameters_text, _number(m["il"]),
                     _number(m["k_prime"]), _number(m["dld"], 1),
-                    "✓" if m["verified"] else "✗", str(m["warnings"]))[column]
+                    _verdict_mark(m), str(m["warnings"]))[column]
         if role == Qt.ItemDataRole.ToolTipRole:
             when = record.created.strftime("%H:%M:%S")
-            verdict = "verified" if m["verified"] else "NOT verified"
+            verdict = ("no record-level guarantee to verify"
+                       if not m.get("record_level", True)
+                       else "verified" if m["verified"] else "NOT verified")
             return (f"{record.label}, finished at {when} in {m['seconds']:.2f} s; "
                     f"{verdict}; {m['warnings']} warning(s).")
         if role == Qt.ItemDataRole.TextAlignmentRole and column >= 3:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter) \
                 if column < 6 else int(Qt.AlignmentFlag.AlignCenter)
         if role == Qt.ItemDataRole.ForegroundRole and column == 6:
+            if not m.get("record_level", True):
+                return QBrush(QColor("#555555"))
             return QBrush(QColor("#1b5e20" if m["verified"] else "#b71c1c"))
         if role == Qt.ItemDataRole.ForegroundRole and column == 7 and m["warnings"]:
             return QBrush(QColor("#7a4f01"))
@@ -181,6 +197,25 @@ class HistoryPanel(QWidget):
         if selected is not None:
             row = self.model.row_of(selected.number)
             self.view.selectRow(row)
+        self._selection_changed()
+
+    def show_selected(self) -> None:
+        """Follow the history's selected run without resetting the view (a reset would
+        drop a selection a Ctrl+click is building); refresh only if runs came or went."""
+        if not self.model.shows(self.history):
+            self.refresh()
+            return
+        rows, columns = self.model.rowCount(), self.model.columnCount()
+        if rows:
+            self.model.dataChanged.emit(self.model.index(0, 0),
+                                        self.model.index(rows - 1, columns - 1))
+        selected = self.history.selected
+        if selected is not None:
+            row = self.model.row_of(selected.number)
+            if self.view.currentIndex().row() != row:
+                flags = (QItemSelectionModel.SelectionFlag.ClearAndSelect
+                         | QItemSelectionModel.SelectionFlag.Rows)
+                self.view.selectionModel().setCurrentIndex(self.model.index(row, 0), flags)
         self._selection_changed()
 
     def selected_numbers(self) -> list[int]:

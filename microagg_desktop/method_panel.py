@@ -337,6 +337,10 @@ class MethodPanel(QWidget):
         self.bounds_edit.setText(bounds)
         self.seed_spin.setValue(seed)
 
+    def clear_noise(self) -> None:
+        """No differential-privacy noise (going back to a run without it)."""
+        self.dp_box.setChecked(False)
+
     def intruder(self) -> str:
         """The intruder scenario preset for the risk measures ("all", "pairs", ...)."""
         return self.intruder_box.currentData()

@@ -55,7 +55,7 @@ class SessionMixin:
         self._showing = True
         try:
             record = self.history.select(number)
-            self.history_panel.refresh()
+            self.history_panel.show_selected()
             if self.shown_record is not record:
                 self.shown_record = record
                 self.results_panel.show_result(record.result, original=self.table)
@@ -107,6 +107,8 @@ class SessionMixin:
             self.method_panel.set_noise(request["dp_epsilon"],
                                         request.get("confidential_bounds") or "",
                                         request.get("seed", 0))
+        else:
+            self.method_panel.clear_noise()
         self.data_page.set_missing(request.get("missing", "stop"))
 
     @staticmethod

@@ -245,7 +245,7 @@ def test_a_history_record_becomes_a_run_and_gives_its_request_back(data):
     import datetime as dt
     from types import SimpleNamespace
 
-    from core.project import project as projects
+    import core.project as projects
 
     roles, _ = RUNS["k-anonymity"]
     request = {"roles": roles, "method": "mdav", "blocks": None, "merge_small_strata": False,
