@@ -62,7 +62,10 @@ def test_the_table_shows_the_records(panel, history):
     row = [model.index(2, c).data() for c in range(model.columnCount())]
     m = history.get(3).measures
     assert row == ["#3", "Individual ranking", "k=3", f"{m['il']:.2f}",
-                   f"{m['k_prime']:.2f}", f"{m['dld']:.1f}", "✗", str(m["warnings"])]
+                   f"{m['k_prime']:.2f}", f"{m['dld']:.1f}", "—", str(m["warnings"])]
+    # Individual ranking promises no record-level k-anonymity: nothing to verify, so
+    # neither a tick nor a cross; a record-level run that failed would show ✗.
+    assert not m["record_level"] and not m["verified"]
     assert panel.selected_numbers() == [4]  # the last run added is selected
 
 
