@@ -46,7 +46,7 @@ def test_the_report_holds_what_a_release_board_asks_for(tmp_path, sample_path, s
     assert method.reference.replace("&", "&amp;") in page
     for name, value in tfirst.parameters.items():
         assert f"<th>{name}</th><td>{value}</td>" in page
-    assert "<th>Option seed</th><td>7</td>" in page
+    assert "<th>Random seed</th><td>7</td>" in page
     assert "Verification passed" in page
     assert escape(tfirst.guarantee_text) in page
     for key in ("IL1", "DLD", "DR", "k′", "EMD of &#x27;health_spending&#x27;",

@@ -27,7 +27,7 @@ from core.progress import TaskState
 from core.report import plots as _plots
 from core.report.meanings import meaning
 from core.report.provenance import file_sha256, software_version
-from core.report.summary import option_text, summary_frame
+from core.report.summary import option_label, option_text, summary_frame
 
 __all__ = ["report_html", "report_figures"]
 
@@ -146,7 +146,8 @@ def _option_rows(result) -> list[tuple[str, str]]:
     rows = [("Attribute blocks", " ; ".join(", ".join(b) for b in result.blocks)
              or "one block of every quasi-identifier"),
             ("Strata", ", ".join(result.roles.strata) or "none")]
-    rows += [(f"Option {name}", option_text(value)) for name, value in options.items()]
+    options.pop("blocks", None)  # the blocks used are the row above
+    rows += [(option_label(name), option_text(value)) for name, value in options.items()]
     if result.noise is not None:
         rows.append(("Differential privacy noise", result.noise.describe()))
     rows += [("Strata merge", line) for line in result.strata_merges]

@@ -79,7 +79,7 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
         rows += [(f"Laplace scale of '{name}'", value)
                  for name, value in result.noise.summary().get("laplace_scale", {}).items()]
         rows += [("Noise seed", result.noise.seed)]
-    rows += [(f"Run option {name}", option_text(value))
+    rows += [(f"Run option: {option_label(name)}", option_text(value))
              for name, value in (getattr(result, "options", None) or {}).items()]
     excluded = getattr(result, "excluded", None)
     if excluded is not None and len(excluded):
@@ -103,10 +103,29 @@ def _cell(value):
     return "" if value is None else str(value)
 
 
+OPTION_LABELS = {
+    "blocks": "Attribute blocks asked for",
+    "merge_small_strata": "Merge strata smaller than k",
+    "intruder": "Intruder scenario for the risk measures",
+    "known": "Attributes the intruder knows",
+    "seed": "Random seed",
+    "dp_epsilon": "Differential privacy ε",
+    "confidential_bounds": "Bounds of the confidential attributes",
+    "missing": "Records with missing values",
+}
+
+
+def option_label(name: str) -> str:
+    """The words a report uses for the run option ``name``."""
+    return OPTION_LABELS.get(name, name.replace("_", " ").capitalize())
+
+
 def option_text(value) -> str:
     """A run option as text: "default" for None, sequences joined."""
     if value is None:
-        return "default"
+        return "not used"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, dict):
         return "; ".join(f"{k}: {option_text(v)}" for k, v in value.items())
     if isinstance(value, (list, tuple)) and value and all(
