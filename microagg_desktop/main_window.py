@@ -138,7 +138,7 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
                                                   "parameters"),
                 (self.results_panel, "4  Re&sults", "The run shown: measures, "
                                                     "verification and plots"),
-                (self.history_page, "5  &History", "Every run of this session; compare "
+                (self.history_page, "5  H&istory", "Every run of this session; compare "
                                                    "them"),
                 (self.sweep_panel, "6  S&weep", "Run a method over a range of k or t")):
             self.tabs.setTabToolTip(self.tabs.addTab(widget, title), tip)
