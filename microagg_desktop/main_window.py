@@ -110,6 +110,7 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         self._request: dict = {}  # the settings of the run being computed
         self._task = ""           # what ``runner`` is doing: "run" or "sweep"
         self._io_done: Callable | None = None
+        self.io_pending = False   # a file task started and its ``finished`` not handled
         self._sweep_method = ""
         self.clock = ProgressClock()
         self.runner = TaskRunner(self)
@@ -263,7 +264,7 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         io.returned.connect(self._on_io_returned)
         io.errored.connect(self._on_errored)
         io.cancelled.connect(lambda: self.set_status("Cancelled."))
-        io.finished.connect(self._on_finished)
+        io.finished.connect(self._on_io_finished)
         self.role_editor.rolesChanged.connect(self.settings_changed)
         self.method_panel.changed.connect(self.settings_changed)
         self.data_page.changed.connect(self.settings_changed)
@@ -333,10 +334,15 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
                  **kwargs) -> None:
         """Run a file task on ``io_runner``; ``done(value)`` is called with its result."""
         self._io_done = done
+        self.io_pending = True
         self.clock.start()
         self.io_runner.start(function, *args, **kwargs)
         self.set_status(message)
         self._update_actions()
+
+    def _on_io_finished(self) -> None:
+        self.io_pending = False
+        self._on_finished()
 
     def _on_io_returned(self, value) -> None:
         done, self._io_done = self._io_done, None
@@ -354,7 +360,8 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
             return True
         return bool(self._guarded("opening the sample", load))
 
-    def set_table(self, table: pd.DataFrame, source: str = "", roles=None) -> None:
+    def set_table(self, table: pd.DataFrame, source: str = "", roles=None,
+                  prepared=None) -> None:
         """Show ``table`` (not copied) and describe its columns; start a new session.
 
         A running computation on the previous table is cancelled, and the history of
@@ -362,16 +369,20 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         """
         self.runner.cancel()
         self.table, self.source = table, source
+        # A sweep of the previous table is forgotten (before the roles, whose change
+        # would otherwise redraw it once more).
+        self._sweep_method = self.method_panel.method_name()
+        self.sweep_panel.set_method(self._sweep_method)
         self.data_page.set_frame(table, source)
-        self.role_editor.set_table(table, roles, memory=self.role_memory)
+        self.role_editor.set_table(table, roles, memory=self.role_memory,
+                                   prepared=prepared)
         self.history = History()
         self.history_panel.set_history(self.history)
-        self.compare_view.set_runs(self.history, [])
+        if self.compare_view.history is not None and len(self.compare_view.history):
+            self.compare_view.set_runs(self.history, [])  # forget the old table's runs
         self.shown_record, self.project_path, self.project_dirty = None, None, False
         self.results_panel.clear()
         self.method_panel.set_context(len(table), self._current_roles())
-        self._sweep_method = self.method_panel.method_name()
-        self.sweep_panel.set_method(self._sweep_method)
         self.progress.setValue(0)
         self._update_title()
         self.set_status(f"Opened {source or 'a table'}. Check the roles, then Run.")

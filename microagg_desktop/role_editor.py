@@ -30,8 +30,8 @@ from microagg_desktop.role_model import (KIND, LEVEL, LEVEL_CHOICES_ROLE, LEVEL_
 from microagg_desktop.role_suggestions import RoleSuggester, Suggestion
 from microagg_desktop.state import STRATUM, RoleState
 
-__all__ = ["RoleModel", "RoleDelegate", "LevelDelegate", "LevelEditor", "RoleEditor",
-           "ROLE_LABELS", "LEVEL_LABELS", "LEVEL_CHOICES_ROLE", "ORDER_SHORTCUT",
+__all__ = ["prepare_roles", "RoleModel", "RoleDelegate", "LevelDelegate", "LevelEditor",
+           "RoleEditor", "ROLE_LABELS", "LEVEL_LABELS", "LEVEL_CHOICES_ROLE", "ORDER_SHORTCUT",
            "RESTORED_TEXT", "NAME", "ROLE", "LEVEL", "SUGGESTION", "KIND", "SUMMARY"]
 
 RESTORED_TEXT = ("Roles restored from the last time a table with these columns was "
@@ -148,6 +148,13 @@ class LevelDelegate(QStyledItemDelegate):
         model.setData(index, editor.level(), Qt.ItemDataRole.EditRole)
 
 
+def prepare_roles(table: pd.DataFrame, roles: Mapping[str, Role | str] | None = None
+                  ) -> tuple[RoleState, RoleSuggester]:
+    """The column descriptions and role suggestions of ``table`` (Qt-free, O(n·columns);
+    the window computes them on its worker together with reading the file)."""
+    return RoleState(table, roles), RoleSuggester(table)
+
+
 class RoleEditor(QWidget):
     """The Roles tab: an explanation line and the role table.
 
@@ -260,14 +267,16 @@ class RoleEditor(QWidget):
 
     def set_table(self, table: pd.DataFrame,
                   roles: Mapping[str, Role | str] | None = None,
-                  memory: RoleMemory | None = None) -> None:
+                  memory: RoleMemory | None = None,
+                  prepared: tuple[RoleState, RoleSuggester] | None = None) -> None:
         """Describe ``table``'s columns; preset ``roles``, default the others.
 
         Without ``roles``, the roles ``memory`` holds for a table with the same columns
         (names, order and kinds) are applied, and a label says so. Suggestions are
-        computed and shown, not applied.
+        computed and shown, not applied. ``prepared`` is :func:`prepare_roles` of the
+        table, computed off the GUI thread for a large table.
         """
-        state = RoleState(table, roles)
+        state, suggester = prepared if prepared is not None else prepare_roles(table, roles)
         self.restored = bool(roles is None and memory is not None
                              and memory.recall(table, state))
         text = RESTORED_TEXT
@@ -275,7 +284,7 @@ class RoleEditor(QWidget):
             text += " Not restored (the data changed): " + ", ".join(memory.notes) + "."
         self.restored_label.setText(text)
         self.restored_label.setVisible(self.restored)
-        self.suggester = RoleSuggester(table)
+        self.suggester = suggester
         self.model.set_state(state, self.suggester.suggestions(self._current_roles(state)))
         self._persistent = self.model.rowCount() <= self.PERSISTENT_EDITOR_LIMIT
         if self._persistent:

@@ -49,7 +49,7 @@ class DataFrameView(QTableView):
         columns.setHighlightSections(False)
         columns.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         # Fitting columns reads at most this many rows, whatever the table's length.
-        columns.setResizeContentsPrecision(200)
+        columns.setResizeContentsPrecision(40)
         self.setModel(DataFrameModel(parent=self))
         self.setSortingEnabled(True)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)

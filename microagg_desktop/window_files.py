@@ -19,6 +19,7 @@ from core import MicroaggError
 from core.io import READABLE_SUFFIXES, read_table_with_report, sheet_names
 import core.project as projects
 from microagg_desktop.import_dialog import ImportDialog
+from microagg_desktop.role_editor import prepare_roles
 
 __all__ = ["FilesMixin", "PROJECT_SUFFIX", "read_task"]
 
@@ -34,8 +35,13 @@ PROJECT_FILTER = f"MicroAgg project (*{PROJECT_SUFFIX})"
 
 
 def read_task(path: Path, *, state, sheet=None, options=None):
-    """The worker's task for opening a table: the table and the reader's report."""
-    return read_table_with_report(path, sheet=sheet, state=state, **(options or {}))
+    """The worker's task for opening a table: the table, the reader's report and the
+    role editor's description of its columns (also O(n) work, kept off the GUI thread).
+    """
+    table, report = read_table_with_report(path, sheet=sheet, state=state,
+                                           **(options or {}))
+    state.step(1.0, "Describing the columns…")
+    return table, report, prepare_roles(table)
 
 
 class FilesMixin:
@@ -87,13 +93,19 @@ class FilesMixin:
         return self.table is not None and self.data_path == Path(path).resolve()
 
     def wait_for_io(self) -> None:
-        """Process events until the file task (open, export, report) has finished."""
-        if not self.io_runner.running:
+        """Process events until the file task (open, export, report) has finished and
+        its outcome was handled.
+
+        The worker may be done before this is called; its reports are then still
+        queued for the GUI thread, so the wait is on the window having handled
+        ``finished`` (``io_pending``), not on the worker.
+        """
+        if not self.io_pending:
             return
         loop = QEventLoop(self)
         self.io_runner.signals.finished.connect(loop.quit)
         try:
-            if self.io_runner.running:
+            while self.io_pending:
                 loop.exec()
         finally:
             self.io_runner.signals.finished.disconnect(loop.quit)
@@ -128,12 +140,13 @@ class FilesMixin:
                       done=lambda value: self._opened(path, settings, *value))
         return True
 
-    def _opened(self, path: Path, settings: dict, table, report) -> None:
+    def _opened(self, path: Path, settings: dict, table, report, prepared=None) -> None:
         sheet = settings.get("sheet")
         self.data_path = path.resolve()
         self.read_settings = {k: v for k, v in settings.items() if v is not None}
         self.recent.add(path)
-        self.set_table(table, path.name + (f" [{sheet}]" if sheet else ""))
+        self.set_table(table, path.name + (f" [{sheet}]" if sheet else ""),
+                       prepared=prepared)
         if report.notes:
             self.set_status(f"Opened {path.name}. " + " ".join(report.notes))
 
@@ -218,8 +231,8 @@ class FilesMixin:
         settings = project.read_settings.kwargs()
         sheet = settings.pop("sheet", None)
 
-        def restore(table, report):
-            self._opened(data, {"sheet": sheet, **settings}, table, report)
+        def restore(table, report, prepared):
+            self._opened(data, {"sheet": sheet, **settings}, table, report, prepared)
             self.restore_project(project, path)
 
         self.start_io(read_task, data, sheet=sheet, options=settings,
