@@ -51,6 +51,7 @@ MEASURES: tuple[Measure, ...] = (
     Measure("max_emd", "Largest class EMD (confidential)", "low"),
     Measure("verified", "Verified", "high"),
     Measure("warnings", "Release warnings", "low"),
+    Measure("unmasked", "Records released unmasked", "low"),
     Measure("seconds", "Time (s)", None),
 )
 """The measures every record carries, in the order they are shown."""
@@ -86,6 +87,7 @@ def headline_measures(result: AnonymizationResult) -> dict[str, Any]:
         "max_emd": max(emd.values()) if emd else None,
         "verified": bool(result.passed),
         "record_level": bool(result.guarantee.record_level),
+        "unmasked": len(getattr(result, "excluded", ())),
         "warnings": len(result.warnings),
         "seconds": result.seconds,
     }
@@ -263,10 +265,14 @@ def best_columns(frame: pd.DataFrame) -> dict[str, list[str]]:
     Rows where nothing is better (time, settings) or every run is equal are left out.
     """
     better = {m.name: m.better for m in MEASURES}
+    unmasked = next(m.name for m in MEASURES if m.key == "unmasked")
+    # Runs that release different numbers of records unmasked are not measured on the
+    # same records: their loss and risk are not comparable, so none is called best.
+    comparable = unmasked not in frame.index or len(set(frame.loc[unmasked])) < 2
     out: dict[str, list[str]] = {}
     for row in frame.index:
         way = better.get(row)
-        if way is None:
+        if way is None or (not comparable and row != unmasked):
             continue
         values = {c: float(v) for c, v in frame.loc[row].items() if v is not None}
         if len(set(values.values())) < 2:

@@ -101,6 +101,9 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         self.table: pd.DataFrame | None = None
         self.source = ""
         self.data_path: Path | None = None
+        self.data_sha256: str | None = None  # of the bytes read (None: not from a file)
+        self._sweep_request: dict | None = None
+        self._unrestored_runs: list = []  # project runs not recomputed, kept for saving
         self.read_settings: dict = {}
         self.project_path: Path | None = None
         self.project_dirty = False
@@ -111,6 +114,7 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         self._task = ""           # what ``runner`` is doing: "run" or "sweep"
         self._io_done: Callable | None = None
         self.io_pending = False   # a file task started and its ``finished`` not handled
+        self._io_writing = False  # that task writes a file: Cancel does not cut it
         self._sweep_method = ""
         self.clock = ProgressClock()
         self.runner = TaskRunner(self)
@@ -331,10 +335,11 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
     # -- files --------------------------------------------------------------------------
 
     def start_io(self, function: Callable, *args, message: str, done: Callable,
-                 **kwargs) -> None:
+                 writes: bool = False, **kwargs) -> None:
         """Run a file task on ``io_runner``; ``done(value)`` is called with its result."""
         self._io_done = done
         self.io_pending = True
+        self._io_writing = writes
         self.clock.start()
         self.io_runner.start(function, *args, **kwargs)
         self.set_status(message)
@@ -342,6 +347,7 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
 
     def _on_io_finished(self) -> None:
         self.io_pending = False
+        self._io_writing = False
         self._on_finished()
 
     def _on_io_returned(self, value) -> None:
@@ -367,7 +373,11 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         A running computation on the previous table is cancelled, and the history of
         the previous table is cleared (a project keeps it).
         """
-        self.runner.cancel()
+        # A run of the previous table must not land in this table's history, even if
+        # its result is already queued.
+        self.runner.abandon()
+        self._task, self._sweep_request, self._unrestored_runs = "", None, []
+        self.data_sha256 = None
         self.table, self.source = table, source
         # A sweep of the previous table is forgotten (before the roles, whose change
         # would otherwise redraw it once more).
@@ -457,7 +467,8 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         """Ask the running task to stop; the window stays usable meanwhile."""
         if self.runner.running or self.io_runner.running:
             self.runner.cancel()
-            self.io_runner.cancel()
+            if not self._io_writing:  # a file being written is finished, never cut
+                self.io_runner.cancel()
             self.cancel_action.setEnabled(False)
             self.set_status("Cancelling…")
 
@@ -473,6 +484,8 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
             self.set_status(message)
 
     def _on_returned(self, value) -> None:
+        if not self._task:  # abandoned: the table changed since it started
+            return
         if self._task == "restore":
             self._restored(value)
             return
@@ -500,10 +513,12 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
 
     def _on_errored(self, text: str) -> None:
         self.progress.setValue(0)
+        self._keep_unrestored()
         self.show_error(text)  # looked up at call time, so tests can replace it
 
     def _on_cancelled(self) -> None:
         self.progress.setValue(0)
+        self._keep_unrestored()
         self.set_status({"run": "Run cancelled.", "sweep": "Sweep cancelled."}.get(
             self._task, "Cancelled: the project's runs were not all recomputed."))
 
@@ -525,6 +540,7 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         if request is None:
             return False
         self._request, self._task, self._sweep_parameter = request, "sweep", parameter
+        self._sweep_request = dict(request)
         self.sweep_panel.set_running(True)
         self.clock.start()
         self.runner.start(sweep, self.table, request, parameter, list(values))
@@ -534,7 +550,11 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
 
     def add_sweep_point(self, result: AnonymizationResult) -> None:
         """Add a sweep's chosen run to the history and show it."""
-        request = dict(self._request)
+        if self._sweep_request is None or result.method != self._sweep_request["method"]:
+            self.show_error("This sweep belongs to a table or method no longer shown; "
+                            "run the sweep again.")
+            return
+        request = dict(self._sweep_request)  # the settings the sweep ran with
         request.update(result.parameters)
         record = self.history.add(request, result)
         self.project_dirty = True
@@ -565,6 +585,9 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         """Why closing now would lose something (empty when nothing would be lost)."""
         reasons = []
         unexported = [r for r in self.history.unexported() if r.result is not None]
+        if self._unrestored_runs:
+            reasons.append(f"{len(self._unrestored_runs)} run(s) of the project were not "
+                           "recomputed; saving keeps them as they were.")
         if unexported and self.project_dirty:
             numbers = ", ".join(f"#{r.number}" for r in unexported)
             reasons.append(f"Run(s) {numbers} were neither exported nor saved in a "

@@ -268,7 +268,11 @@ class ResultsPanel(QWidget):
         self.values["qi"].setToolTip(_TIPS["qi"] + ("\n" + orders if orders else ""))
         self.values["il"].setText(f"{format_number(m.il, 4)} %")
         self.values["sse"].setText(f"{format_number(m.sse)} / {format_number(m.sst)}")
-        self.values["records"].setText(f"{m.n_records:,}")
+        unmasked = len(getattr(result, "excluded", ()))
+        self.values["records"].setText(
+            f"{m.n_records:,}" if not unmasked else
+            f"{m.n_records:,} masked of {m.n_records + unmasked:,} released "
+            f"({unmasked:,} unmasked, not in these figures)")
         self.values["groups"].setText(f"{m.n_groups:,}")
         self.values["sizes"].setText(f"{m.min_group_size} / "
                                      f"{format_number(m.mean_group_size, 4)} / "

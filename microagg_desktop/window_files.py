@@ -38,10 +38,15 @@ def read_task(path: Path, *, state, sheet=None, options=None):
     """The worker's task for opening a table: the table, the reader's report and the
     role editor's description of its columns (also O(n) work, kept off the GUI thread).
     """
+    before = projects.file_sha256(path)
     table, report = read_table_with_report(path, sheet=sheet, state=state,
                                            **(options or {}))
+    if projects.file_sha256(path) != before:
+        raise MicroaggError(f"The file '{Path(path).name}' changed while it was being "
+                            "read. Wait until whatever writes it has finished, then open "
+                            "it again.")
     state.step(1.0, "Describing the columns…")
-    return table, report, prepare_roles(table)
+    return table, report, prepare_roles(table), before
 
 
 class FilesMixin:
@@ -140,13 +145,15 @@ class FilesMixin:
                       done=lambda value: self._opened(path, settings, *value))
         return True
 
-    def _opened(self, path: Path, settings: dict, table, report, prepared=None) -> None:
+    def _opened(self, path: Path, settings: dict, table, report, prepared=None,
+                checksum: str | None = None) -> None:
         sheet = settings.get("sheet")
         self.data_path = path.resolve()
         self.read_settings = {k: v for k, v in settings.items() if v is not None}
         self.recent.add(path)
         self.set_table(table, path.name + (f" [{sheet}]" if sheet else ""),
                        prepared=prepared)
+        self.data_sha256 = checksum  # of the bytes read, for projects and reports
         if report.notes:
             self.set_status(f"Opened {path.name}. " + " ".join(report.notes))
 
@@ -231,8 +238,9 @@ class FilesMixin:
         settings = project.read_settings.kwargs()
         sheet = settings.pop("sheet", None)
 
-        def restore(table, report, prepared):
-            self._opened(data, {"sheet": sheet, **settings}, table, report, prepared)
+        def restore(table, report, prepared, read_checksum):
+            self._opened(data, {"sheet": sheet, **settings}, table, report, prepared,
+                         read_checksum)
             self.restore_project(project, path)
 
         self.start_io(read_task, data, sheet=sheet, options=settings,

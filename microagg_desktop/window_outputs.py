@@ -92,7 +92,7 @@ class OutputsMixin:
             self.set_status(f"Exported to {written}.")
 
         self.start_io(export_task, result, Path(path), source=self.source,
-                      message=f"Exporting to {Path(path).name}…", done=done)
+                      message=f"Exporting to {Path(path).name}…", done=done, writes=True)
         if wait:
             self.wait_for_io()
             return bool(done_path)
@@ -136,8 +136,10 @@ class OutputsMixin:
             self.set_status(f"Report written to {written}.")
 
         self.start_io(report_task, result, Path(path), source=self.source,
-                      input_path=self.data_path, original=self.table,
-                      message=f"Writing the report {Path(path).name}…", done=done)
+                      input_path=self.data_path,
+                      input_sha256=self.data_sha256, original=self.table,
+                      message=f"Writing the report {Path(path).name}…", done=done,
+                      writes=True)
         if wait:
             self.wait_for_io()
             return bool(written_paths)

@@ -42,6 +42,16 @@ def restore_task(table, runs, *, state):
     return out
 
 
+def _canonical(request: dict) -> dict:
+    """A run request in the project's terms (defaults filled in, blocks and bounds as
+    text), so that two requests of the same run compare equal however they were made."""
+    try:
+        return {"roles": request["roles"],
+                **projects.RunSettings.from_request(request).kwargs()}
+    except (MicroaggError, KeyError, TypeError, ValueError):
+        return dict(request)
+
+
 class SessionMixin:
     """History, comparison, stale results and projects; needs ``MainWindow``'s
     attributes."""
@@ -136,7 +146,9 @@ class SessionMixin:
         except MicroaggError as error:
             changes = [f"a setting is not valid ({error})"]
         else:
-            changes = describe_changes(record.request, current)
+            # Merging small strata is asked at run time, not set on a tab.
+            current["merge_small_strata"] = record.request.get("merge_small_strata", False)
+            changes = describe_changes(_canonical(record.request), _canonical(current))
         self.stale_text = "; ".join(changes)
         self.results_panel.set_stale(self.stale_text or None)
 
@@ -146,10 +158,17 @@ class SessionMixin:
         """The session as a :class:`core.project.project.Project`."""
         if self.data_path is None:
             raise MicroaggError("Open a table from a file first: a project remembers it.")
+        checksum = self.data_sha256 or projects.file_sha256(self.data_path)
+        if projects.file_sha256(self.data_path) != checksum:
+            raise MicroaggError(
+                f"The data file '{self.data_path}' has changed since it was opened; the "
+                "runs of this session were made on the table as it was. Open the file "
+                "again and redo the runs before saving a project.")
         runs = [projects.ProjectRun.from_record(r) for r in self.history.records]
+        runs = sorted(runs + list(self._unrestored_runs), key=lambda run: run.number)
         selected = self.history.selected.number if self.history.selected else None
         return projects.Project(
-            data_path=str(self.data_path), data_sha256=projects.file_sha256(self.data_path),
+            data_path=str(self.data_path), data_sha256=checksum,
             read_settings=projects.ReadSettings(**self.read_settings),
             roles=self.role_editor.roles(), runs=runs, selected=selected)
 
@@ -169,12 +188,21 @@ class SessionMixin:
         self.set_status(f"Recomputing the project's {len(project.runs)} run(s)…")
         self._update_actions()
 
+    def _keep_unrestored(self) -> None:
+        """A project's recomputation stopped: its runs stay in the project file."""
+        project = getattr(self, "_restoring", None)
+        if self._task == "restore" and project is not None:
+            done = {r.number for r in self.history.records}
+            self._unrestored_runs = [r for r in project.runs if r.number not in done]
+            self._restoring = None
+
     def _restored(self, outcomes) -> None:
         project, self._restoring = self._restoring, None
         problems = []
         for saved, request, result in outcomes:
             if isinstance(result, str):
                 problems.append(f"run #{saved.number}: {result}")
+                self._unrestored_runs.append(saved)  # kept in the file, not dropped
                 continue
             record = self.history.add(request, result, number=saved.number)
             il = saved.headline.get("il")
@@ -183,10 +211,15 @@ class SessionMixin:
                                 f"the project says {il:.6g} %")
         self.history_panel.refresh()
         numbers = [r.number for r in self.history.records]
-        if project.selected in numbers:
-            self.show_run(project.selected)
-        elif numbers:
-            self.show_run(numbers[-1])
+        shown = project.selected if project.selected in numbers else \
+            (numbers[-1] if numbers else None)
+        if shown is not None:
+            # The tabs show the shown run's settings, then the project's current roles,
+            # so the banner only reports a real difference.
+            self._guarded("restoring the run's settings", self.apply_request,
+                          self.history.get(shown).request)
+            self.role_editor.apply_roles(project.roles)
+            self.show_run(shown)
         self.project_dirty = False
         self._update_title()
         if problems:

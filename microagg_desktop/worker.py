@@ -158,6 +158,12 @@ class TaskRunner(QObject):
         self._pool.start(worker)
         return worker
 
+    def abandon(self) -> None:
+        """Cancel the current task and pass on none of its reports any more, not even
+        one already queued (the window moved on to another table)."""
+        self.cancel()
+        self._current = None
+
     def cancel(self) -> None:
         """Ask the current task to stop; its ``cancelled`` signal follows."""
         if self._current is not None:

@@ -1,0 +1,163 @@
+"""What would make the person who signs a release wrong without noticing: each test is a
+way the window could show or save numbers that do not describe the release."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import shutil  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from core import Role  # noqa: E402
+from core.project import file_sha256, load_project  # noqa: E402
+from microagg_desktop.state import SAMPLE_ROLES  # noqa: E402
+from tests.gui_helpers import RUN_TIMEOUT, run_and_wait  # noqa: E402
+from tests.workbench_helpers import guard_dialogs, new_window  # noqa: E402
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture(autouse=True)
+def _no_modal_dialogs(window):
+    guard_dialogs(window)
+
+
+@pytest.fixture
+def survey(tmp_path, sample_path):
+    path = tmp_path / "survey.csv"
+    shutil.copyfile(sample_path, path)
+    return path
+
+
+def _open(window, path):
+    assert window.open_file(path)
+    for column, role in SAMPLE_ROLES.items():
+        window.role_editor.set_role(column, role)
+
+
+def _edit_file(path):
+    table = pd.read_csv(path)
+    table.loc[0, "health_spending"] = 99_999.0
+    table.to_csv(path, index=False)
+
+
+def test_a_data_file_changed_after_opening_is_not_passed_off_as_the_released_one(
+        qtbot, window, survey, tmp_path):
+    _open(window, survey)
+    read_checksum = file_sha256(survey)
+    run_and_wait(qtbot, window)
+    _edit_file(survey)
+    # The report names the bytes the release was made from, not the file as it is now.
+    assert window.export_report_to(tmp_path / "report.html")
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert read_checksum in page and file_sha256(survey) not in page
+    # A project would tie the runs to the changed file: it is refused, by name.
+    assert not window.save_project_to(tmp_path / "p.microagg")
+    assert "survey.csv" in window.errors[-1] and "changed" in window.errors[-1]
+    assert not (tmp_path / "p.microagg").exists()
+
+
+def test_a_cancelled_project_recomputation_loses_no_run_on_saving(qtbot, window, survey,
+                                                                  tmp_path):
+    _open(window, survey)
+    for k in (3, 4):
+        window.method_panel.set_parameter("k", k)
+        run_and_wait(qtbot, window)
+    project = tmp_path / "p.microagg"
+    assert window.save_project_to(project)
+
+    other = new_window(qtbot)
+    with qtbot.waitSignal(other.runner.signals.started, timeout=RUN_TIMEOUT):
+        assert other.open_project(project, wait=False)
+    with qtbot.waitSignal(other.runner.signals.finished, timeout=RUN_TIMEOUT):
+        other.cancel()
+    kept = len(other.history) + len(other._unrestored_runs)
+    assert kept == 2
+    if other._unrestored_runs:
+        assert other.unsaved_work()  # closing would say so
+    assert other.save_project_to(project)
+    assert [r.number for r in load_project(project).runs] == [1, 2]
+
+
+def test_a_sweep_point_keeps_the_settings_the_sweep_ran_with(qtbot, window):
+    assert window.open_sample()
+    window.method_panel.set_method("mdav")
+    with qtbot.waitSignals([window.runner.signals.returned, window.runner.signals.finished],
+                           timeout=RUN_TIMEOUT):
+        assert window.start_sweep("k", [3, 5])
+    swept = window.sweep_panel.points[1].result
+    window.role_editor.set_role("household_size", Role.NON_CONFIDENTIAL)  # after the sweep
+    window.method_panel.set_parameter("k", 4)
+    run_and_wait(qtbot, window)
+    window.add_sweep_point(swept)
+    record = window.history.selected
+    assert record.result is swept
+    assert "household_size" in record.request["roles"].quasi_identifiers
+    assert record.request["k"] == 5
+
+
+def test_a_run_of_the_previous_table_never_lands_in_the_new_one(qtbot, window):
+    rng = np.random.default_rng(1)
+    big = pd.DataFrame(rng.normal(size=(20_000, 3)), columns=list("abc"))
+    window.set_table(big, "big", roles={c: Role.QUASI_IDENTIFIER for c in big})
+    assert window.run()
+    qtbot.waitUntil(lambda: window.progress.value() > 0, timeout=RUN_TIMEOUT)
+    assert window.open_sample()  # while the run goes on
+    window.runner.wait(RUN_TIMEOUT)
+    for _ in range(20):
+        qtbot.wait(10)
+    assert len(window.history) == 0 and window.result is None
+
+
+def test_a_reopened_project_shows_its_run_as_it_was_not_stale(qtbot, window, survey,
+                                                              tmp_path):
+    _open(window, survey)
+    window.method_panel.set_method("mdav")
+    window.method_panel.set_parameter("k", 4)
+    window.method_panel.set_parameter("refine", "igd")
+    window.data_page.set_missing("exclude")
+    run_and_wait(qtbot, window)
+    assert window.save_project_to(tmp_path / "p.microagg")
+    other = new_window(qtbot)
+    assert other.open_project(tmp_path / "p.microagg")
+    qtbot.waitUntil(lambda: len(other.history) == 1 and not other.runner.running,
+                    timeout=RUN_TIMEOUT)
+    assert not other.results_panel.is_stale, other.stale_text
+    assert other.method_panel.parameters()["k"] == 4
+    assert other.data_page.missing() == "exclude"
+
+
+def test_a_merged_strata_run_is_not_called_stale(qtbot, window):
+    assert window.open_sample()
+    table = window.table.copy()
+    table.loc[:2, "region"] = "Islands"  # a stratum of 3 records
+    window.set_table(table, "strata.csv", roles=SAMPLE_ROLES)
+    window.role_editor.set_role("region", "stratum")
+    window.method_panel.set_parameter("k", 4)
+    window.ask_merge_strata = lambda message, stratum, nearest: True
+    with qtbot.waitSignals([window.runner.signals.returned], timeout=RUN_TIMEOUT):
+        assert window.run()
+    qtbot.waitUntil(lambda: window.result is not None and not window.runner.running,
+                    timeout=RUN_TIMEOUT)
+    assert window.result.strata_merges
+    assert not window.results_panel.is_stale, window.stale_text
+
+
+def test_runs_with_different_unmasked_records_get_no_best_value(qtbot, window):
+    assert window.open_sample()
+    table = window.table.copy()
+    table.loc[[3, 40, 77], "age"] = np.nan
+    window.set_table(table, "holes.csv", roles=SAMPLE_ROLES)
+    window.data_page.set_missing("exclude")
+    run_and_wait(qtbot, window)
+    window.role_editor.set_role("age", Role.NON_CONFIDENTIAL)
+    run_and_wait(qtbot, window)
+    window.compare_runs([1, 2])
+    frame = window.compare_view.frame
+    assert list(frame.loc["Records released unmasked"]) == [3, 0]
+    # Their IL and risk cover different records: none of them is marked best.
+    best_rows = {row for row, _ in window.compare_view.best_cells()}
+    assert best_rows == {"Records released unmasked"}
