@@ -40,6 +40,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from microagg_desktop.about import licence_of  # the About dialog reads licences the same way
+
 __all__ = [
     "Package", "bundled_packages", "strip_interpreter", "write_bill_of_materials", "write_licence_notice",
     "write_checksums", "verify_checksums", "make_archive", "folder_size", "main",
@@ -87,23 +89,6 @@ def _top_level_of(distribution: metadata.Distribution) -> set[str]:
             continue
         names.add(first.split(".")[0])
     return names
-
-
-def _licence_of(distribution: metadata.Distribution) -> str:
-    """An SPDX expression where the metadata has one, else the short licence field or
-    the trove classifiers."""
-    meta = distribution.metadata
-    expression = meta.get("License-Expression")
-    if expression:
-        return expression.strip()
-    short = (meta.get("License") or "").strip()
-    if short and "\n" not in short and len(short) <= 80:
-        return short
-    classifiers = [c.split(" :: ")[-1] for c in meta.get_all("Classifier") or ()
-                   if c.startswith("License ::")]
-    if classifiers:
-        return " / ".join(classifiers)
-    return "see licence text" if short else "UNKNOWN"
 
 
 def _licence_texts(distribution: metadata.Distribution) -> list[tuple[str, str]]:
@@ -184,7 +169,7 @@ def bundled_packages(top_level: Iterable[str]) -> list[Package]:
         provided = _top_level_of(distribution) & wanted
         if provided:
             third_party[name] = Package(
-                name, distribution.version, _licence_of(distribution),
+                name, distribution.version, licence_of(distribution),
                 tuple(sorted(provided)),
                 _licence_texts(distribution) + _extra_texts(name))
     packages += [third_party[name] for name in sorted(third_party, key=str.lower)]

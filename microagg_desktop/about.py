@@ -17,8 +17,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Component", "application_version", "bill_of_materials", "licence_text",
-           "APPLICATION_LICENCE"]
+__all__ = ["Component", "application_version", "bill_of_materials", "licence_of",
+           "licence_text", "APPLICATION_LICENCE"]
 
 DISTRIBUTION = "microagg-desktop"
 APPLICATION_LICENCE = "GPL-3.0-or-later"
@@ -43,7 +43,10 @@ def application_version() -> str:
         return "0.1.0"
 
 
-def _licence_of(distribution: metadata.Distribution) -> str:
+def licence_of(distribution: metadata.Distribution) -> str:
+    """An SPDX expression where the metadata has one, else the short licence field or
+    the trove classifiers (also what ``installer/build.py`` writes in the bill of
+    materials)."""
     meta = distribution.metadata
     expression = meta.get("License-Expression")
     if expression:
@@ -53,7 +56,9 @@ def _licence_of(distribution: metadata.Distribution) -> str:
         return short
     classifiers = [c.split(" :: ")[-1] for c in meta.get_all("Classifier") or ()
                    if c.startswith("License ::")]
-    return " / ".join(classifiers) if classifiers else "see its licence text"
+    if classifiers:
+        return " / ".join(classifiers)
+    return "see licence text" if short else "UNKNOWN"
 
 
 def _requirements(distribution: metadata.Distribution) -> list[str]:
@@ -80,7 +85,7 @@ def _installed_closure() -> list[Component]:
             distribution = metadata.distribution(name)
         except metadata.PackageNotFoundError:
             continue
-        licence = APPLICATION_LICENCE if key == DISTRIBUTION else _licence_of(distribution)
+        licence = APPLICATION_LICENCE if key == DISTRIBUTION else licence_of(distribution)
         seen[key] = Component(distribution.metadata["Name"], distribution.version, licence)
         pending.extend(_requirements(distribution))
     return sorted(seen.values(), key=lambda c: c.name.lower())

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (QLabel, QMainWindow, QMessageBox, QProgressBar, Q
 from core import (AnonymizationResult, MicroaggError, RoleSpec, SmallStratumError,
                   TaskState, get_method, prepare_run, read_table, run)
 from core.pipeline.sweep import sweep
+from core.project import RunSettings
 from microagg_desktop.compare_view import CompareView
 from microagg_desktop.data_page import DataPage
 from microagg_desktop.help_dialogs import AboutDialog, GuideDialog
@@ -408,19 +409,23 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
     # -- running ------------------------------------------------------------------------
 
     def current_request(self) -> dict:
-        """The settings of the Roles, Method and Data tabs as a run request.
+        """The settings of the Roles, Method and Data tabs as a run request, in the one
+        form every run of the history, the sweep and a project share
+        (:meth:`core.project.RunSettings.request`: defaults filled in, blocks and bounds
+        as text), so two requests of the same run compare equal.
 
         Raises
         ------
         MicroaggError
             A parameter outside its constraint.
         """
-        return {
-            "roles": self.role_editor.roles(), "method": self.method_panel.method_name(),
+        roles = self.role_editor.roles()
+        return RunSettings.from_request({
+            "roles": roles, "method": self.method_panel.method_name(),
             "blocks": self.method_panel.blocks(), "merge_small_strata": False,
             "intruder": self.method_panel.intruder(), "missing": self.data_page.missing(),
             **self.method_panel.noise_options(), **self.method_panel.parameters(),
-        }
+        }).request(roles)
 
     def run(self) -> bool:
         """Start the chosen method on the current table (a running one is cancelled).

@@ -34,11 +34,14 @@ OPEN_FILTER = ("Tables and projects ({});;Tables ({});;MicroAgg projects (*{});;
 PROJECT_FILTER = f"MicroAgg project (*{PROJECT_SUFFIX})"
 
 
-def read_task(path: Path, *, state, sheet=None, options=None):
-    """The worker's task for opening a table: the table, the reader's report and the
-    role editor's description of its columns (also O(n) work, kept off the GUI thread).
+def read_task(path: Path, *, state, sheet=None, options=None, project=None):
+    """The worker's task for opening a table: the table, the reader's report, the role
+    editor's description of its columns and the SHA-256 of the bytes read (all O(n)
+    work, kept off the GUI thread). With ``project``, the file must be the one it was
+    saved with (:func:`core.project.check_project_data`).
     """
-    before = projects.file_sha256(path)
+    before = projects.check_project_data(project, data_path=path) if project is not None \
+        else projects.file_sha256(path)
     table, report = read_table_with_report(path, sheet=sheet, state=state,
                                            **(options or {}))
     if projects.file_sha256(path) != before:
@@ -215,26 +218,14 @@ class FilesMixin:
     def open_project(self, path, *, wait: bool = True) -> bool:
         """Open a saved project: its table (checked against its SHA-256), roles and runs.
 
-        The runs come back in the history with their settings and headline measures; a
-        run's tables are recomputed (exactly) when it is selected.
+        Every run is then recomputed on the worker and checked against the measures
+        saved with it (:meth:`~.window_session.SessionMixin.restore_project`).
         """
         path = Path(path)
         project = self._guarded("opening the project", projects.load_project, path)
         if project is None:
             return False
         data = Path(project.data_path)
-        if not data.is_file():
-            self.show_error(f"The project's data file '{data}' is missing. Put it back, "
-                            "or open the moved file and use Save project as…")
-            return False
-        checksum = self._guarded("checking the data file", projects.file_sha256, data)
-        if checksum is None:
-            return False
-        if checksum != project.data_sha256:
-            self.show_error(f"The data file '{data}' has changed since the project was "
-                            "saved; its runs cannot be reproduced exactly. Open the file "
-                            "itself to start a new project.")
-            return False
         settings = project.read_settings.kwargs()
         sheet = settings.pop("sheet", None)
 
@@ -243,8 +234,8 @@ class FilesMixin:
                          read_checksum)
             self.restore_project(project, path)
 
-        self.start_io(read_task, data, sheet=sheet, options=settings,
-                      message=f"Reading {data.name}…",
+        self.start_io(read_task, data, sheet=sheet, options=settings, project=project,
+                      message=f"Checking and reading {data.name}…",
                       done=lambda value: restore(*value))
         if wait:
             self.wait_for_io()

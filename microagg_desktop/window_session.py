@@ -42,16 +42,6 @@ def restore_task(table, runs, *, state):
     return out
 
 
-def _canonical(request: dict) -> dict:
-    """A run request in the project's terms (defaults filled in, blocks and bounds as
-    text), so that two requests of the same run compare equal however they were made."""
-    try:
-        return {"roles": request["roles"],
-                **projects.RunSettings.from_request(request).kwargs()}
-    except (MicroaggError, KeyError, TypeError, ValueError):
-        return dict(request)
-
-
 class SessionMixin:
     """History, comparison, stale results and projects; needs ``MainWindow``'s
     attributes."""
@@ -148,7 +138,7 @@ class SessionMixin:
         else:
             # Merging small strata is asked at run time, not set on a tab.
             current["merge_small_strata"] = record.request.get("merge_small_strata", False)
-            changes = describe_changes(_canonical(record.request), _canonical(current))
+            changes = describe_changes(record.request, current)
         self.stale_text = "; ".join(changes)
         self.results_panel.set_stale(self.stale_text or None)
 
@@ -158,8 +148,9 @@ class SessionMixin:
         """The session as a :class:`core.project.project.Project`."""
         if self.data_path is None:
             raise MicroaggError("Open a table from a file first: a project remembers it.")
-        checksum = self.data_sha256 or projects.file_sha256(self.data_path)
-        if projects.file_sha256(self.data_path) != checksum:
+        now = projects.file_sha256(self.data_path)
+        checksum = self.data_sha256 or now  # the bundled sample is not read through io
+        if now != checksum:
             raise MicroaggError(
                 f"The data file '{self.data_path}' has changed since it was opened; the "
                 "runs of this session were made on the table as it was. Open the file "

@@ -7,9 +7,9 @@ and runs the pipeline (``core.pipeline``).
 
 from core.project.files import (FORMAT, SUFFIX, VERSION, Project, ProjectRun, file_sha256,
                                 load_project, save_project)
-from core.project.rerun import command_line, read_project_data, rerun
+from core.project.rerun import check_project_data, command_line, read_project_data, rerun
 from core.project.settings import ReadSettings, RunSettings, roles_from_dict, roles_to_dict
 
 __all__ = ["FORMAT", "SUFFIX", "VERSION", "Project", "ProjectRun", "ReadSettings",
-           "RunSettings", "command_line", "file_sha256", "load_project", "read_project_data",
+           "RunSettings", "check_project_data", "command_line", "file_sha256", "load_project", "read_project_data",
            "rerun", "roles_from_dict", "roles_to_dict", "save_project"]

@@ -117,7 +117,7 @@ class ProjectRun:
 
     def request(self) -> dict[str, Any]:
         """The window's run request that reproduces this run (roles included)."""
-        return {"roles": self.roles, **self.settings.kwargs()}
+        return self.settings.request(self.roles)
 
     def to_dict(self) -> dict[str, Any]:
         return {"number": self.number, "label": self.label,

@@ -25,7 +25,29 @@ from core.progress import TaskState
 from core.project.files import Project, file_sha256
 from core.project.settings import ReadSettings, RunSettings
 
-__all__ = ["read_project_data", "rerun", "command_line"]
+__all__ = ["check_project_data", "read_project_data", "rerun", "command_line"]
+
+
+def check_project_data(project: Project, *, data_path: str | os.PathLike | None = None
+                       ) -> str:
+    """The SHA-256 of the project's data file, checked against the one saved with it.
+
+    Raises
+    ------
+    MicroaggError
+        The file is missing or has changed since the project was saved.
+    """
+    path = Path(data_path if data_path is not None else project.data_path)
+    if not path.is_file():
+        raise MicroaggError(f"The data file {path} does not exist. If it moved, give its "
+                            "new location.")
+    digest = file_sha256(path)
+    if digest != project.data_sha256:
+        raise MicroaggError(
+            f"The data file {path} has changed since the project was saved (SHA-256 "
+            f"{digest[:12]}…, saved {project.data_sha256[:12]}…); the run cannot be "
+            "reproduced exactly.")
+    return digest
 
 
 def read_project_data(project: Project, *, data_path: str | os.PathLike | None = None
@@ -43,16 +65,8 @@ def read_project_data(project: Project, *, data_path: str | os.PathLike | None =
     MicroaggError
         The file is missing, has changed since the project was saved, or cannot be read.
     """
+    check_project_data(project, data_path=data_path)
     path = Path(data_path if data_path is not None else project.data_path)
-    if not path.is_file():
-        raise MicroaggError(f"The data file {path} does not exist. If it moved, give its "
-                            "new location.")
-    digest = file_sha256(path)
-    if digest != project.data_sha256:
-        raise MicroaggError(
-            f"The data file {path} has changed since the project was saved (SHA-256 "
-            f"{digest[:12]}…, saved {project.data_sha256[:12]}…); the run cannot be "
-            "reproduced exactly.")
     table, _ = read_table_with_report(path, **project.read_settings.kwargs())
     return table
 

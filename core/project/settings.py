@@ -145,6 +145,10 @@ class RunSettings:
         """The settings that reproduce ``result`` (an :class:`~core.pipeline.AnonymizationResult`)."""
         return cls.from_options(result.method, result.parameters, result.options)
 
+    def request(self, roles: RoleSpec) -> dict[str, Any]:
+        """The window's run request of these settings: ``{"roles", **kwargs()}``."""
+        return {"roles": roles, **self.kwargs()}
+
     @classmethod
     def from_request(cls, request: Mapping[str, Any]) -> RunSettings:
         """From the window's run request: ``{"roles", "method", options..., parameters...}``.
