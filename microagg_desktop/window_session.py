@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from core import MicroaggError
+from core import MicroaggError, anonymize
 import core.project as projects
 from microagg_desktop.history import describe_changes
 
@@ -27,15 +27,12 @@ def restore_task(table, runs, *, state):
     list of (ProjectRun, dict, AnonymizationResult or str)
         Each run, its request, and its result or the error that stopped it.
     """
-    from core.pipeline.plan import prepare_run
-    from core.pipeline.run import run
-
     out = []
     for position, saved in enumerate(runs):
         part = state.sub(position / len(runs), (position + 1) / len(runs))
         request = saved.request()
         try:
-            result = run(prepare_run(table, **request), part)
+            result = anonymize(table, state=part, **request)
         except MicroaggError as error:
             result = str(error)
         out.append((saved, request, result))
