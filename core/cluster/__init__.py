@@ -1,0 +1,1 @@
+"""Blocked microaggregation on Dask, for files beyond one machine."""

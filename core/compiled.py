@@ -1,0 +1,39 @@
+"""Compiled kernels: numba when it is installed and not switched off, else none.
+
+Kernels are the inner loops numpy cannot express (a spatial index with deletions, a
+linear-time ordered partition). Each one has a plain numpy reference beside it that
+gives the same result; the tests compare the two on random and tie-heavy data.
+
+``kernel`` compiles a function with ``numba.njit(cache=True, nogil=True)``: the GIL is
+released while it runs, so the window stays responsive, and the machine code is cached
+on disk so only the first run pays the compilation. A kernel must return to Python
+every fraction of a second so progress is reported and Cancel is honoured; the callers
+loop over bounded steps.
+
+``MICROAGG_NO_COMPILE=1`` in the environment switches the compiled path off (every
+method then takes its numpy reference path); ``COMPILED`` says which path is in use.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["COMPILED", "kernel", "numba_version"]
+
+try:  # numba is a binary-wheel dependency; a platform without wheels runs the reference.
+    import numba as _numba
+except ImportError:  # pragma: no cover - exercised only where numba is missing
+    _numba = None
+
+COMPILED = _numba is not None and os.environ.get("MICROAGG_NO_COMPILE", "") in ("", "0")
+
+
+def kernel(function):
+    """``function`` compiled without the GIL and cached, or ``None`` when not compiled."""
+    if not COMPILED:
+        return None
+    return _numba.njit(cache=True, nogil=True)(function)
+
+
+def numba_version() -> str | None:
+    return _numba.__version__ if _numba is not None else None
