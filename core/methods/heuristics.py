@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.methods.pool import RecordPool
+from core.methods.pool import RecordPool, squared_distances
 from core.data.prepare import check_group_size
 from core.progress import TaskState
 
@@ -133,8 +133,7 @@ class _Builder:
         candidate_points = pool.rows(near)
         while len(members) < k:
             centroid = total / len(members)
-            diff = candidate_points - centroid
-            d = np.einsum("ij,ij->i", diff, diff)
+            d = squared_distances(candidate_points, centroid)
             d[in_group] = np.inf
             # Among equal distances the record first in the input wins: compare positions.
             best = np.flatnonzero(d == d.min())

@@ -12,6 +12,12 @@ Speed without losing exactness: squared distances are first computed as
 re-measured exactly as ``Σ(x − p)²``, and the answer is chosen from the exact values.
 The result is the same as computing every distance exactly.
 
+"Exactly" has one fixed floating-point form, shared with the compiled spatial index
+(:mod:`core.methods.spatial_index`) so both give the same answer on every input:
+:func:`squared_distances` sums ``(x_j − p_j)²`` over the columns in order, and
+:func:`column_sums` adds rows one after another (numpy's ``sum(axis=0)`` may pair
+them differently). The centroid is therefore bit-for-bit the same in both.
+
 Removed rows are only flagged; the buffer is compacted (order preserved) once at most
 half of it is alive, so each pass touches at most twice the live rows. Keeping the
 original order makes tie-breaking deterministic: among equal distances the record that
@@ -22,9 +28,25 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["RecordPool"]
+__all__ = ["RecordPool", "squared_distances", "column_sums"]
 
 _EPS = np.finfo(np.float64).eps
+
+
+def squared_distances(rows: np.ndarray, point: np.ndarray) -> np.ndarray:
+    """``Σ_j (rows[:, j] − point[j])²``, summed over the columns in order."""
+    out = np.zeros(len(rows))
+    for j in range(rows.shape[1]):
+        diff = rows[:, j] - point[j]
+        out += diff * diff
+    return out
+
+
+def column_sums(rows: np.ndarray) -> np.ndarray:
+    """Sum of the rows, added one after another (a sequential, reproducible order)."""
+    if len(rows) == 0:
+        return np.zeros(rows.shape[1])
+    return np.add.accumulate(rows, axis=0)[-1].copy()
 
 
 class RecordPool:
@@ -37,7 +59,7 @@ class RecordPool:
         self._dead_penalty = np.zeros(len(X))
         self._norms = np.einsum("ij,ij->i", self._X, self._X)
         self._max_norm = float(np.sqrt(self._norms.max())) if len(X) else 0.0
-        self._sum = self._X.sum(axis=0)
+        self._sum = column_sums(self._X)
         self.count = len(X)
 
     def centroid(self) -> np.ndarray:
@@ -66,8 +88,7 @@ class RecordPool:
         return 64.0 * _EPS * scale * scale * max(1, self._X.shape[1])
 
     def _exact(self, positions: np.ndarray, point: np.ndarray) -> np.ndarray:
-        diff = self._X[positions] - point
-        return np.einsum("ij,ij->i", diff, diff)
+        return squared_distances(self._X[positions], point)
 
     def farthest(self, point: np.ndarray, approximate: np.ndarray | None = None) -> int:
         """Buffer position of the live row farthest from ``point`` (first in input order on ties)."""
@@ -130,7 +151,7 @@ class RecordPool:
         original = self._index[positions]
         self._alive[positions] = False
         self._dead_penalty[positions] = np.inf
-        self._sum -= self._X[positions].sum(axis=0)
+        self._sum -= column_sums(self._X[positions])
         self.count -= len(positions)
         if self.count and self.count * 2 <= len(self._alive):
             keep = self._alive
@@ -139,7 +160,7 @@ class RecordPool:
             self._norms = self._norms[keep]
             self._alive = np.ones(self.count, dtype=bool)
             self._dead_penalty = np.zeros(self.count)
-            self._sum = self._X.sum(axis=0)  # resets accumulated rounding
+            self._sum = column_sums(self._X)  # resets accumulated rounding
         return original
 
     def records_at(self, positions: np.ndarray) -> np.ndarray:
