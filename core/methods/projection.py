@@ -33,7 +33,8 @@ import numpy as np
 
 from core.data.prepare import check_group_size
 from core.progress import TaskState
-from core.methods.univariate import check_k, check_records, optimal_partition_of_order
+from core.methods.univariate import _partition_of_order, check_k, check_records
+from core.methods import ordered_cuts
 
 __all__ = ["pcp", "zscores", "pcp_projection", "zscores_projection"]
 
@@ -62,7 +63,11 @@ def pcp_projection(X: np.ndarray) -> np.ndarray:
     >>> bool(pcp_projection(X)[0] < 0)
     True
     """
-    X = check_records(X)
+    return _pcp_scores(check_records(X))
+
+
+def _pcp_scores(X: np.ndarray) -> np.ndarray:
+    """:func:`pcp_projection` of a checked ``X``."""
     centred = X - X.mean(axis=0)
     covariance = centred.T @ centred / len(X)
     _, vectors = np.linalg.eigh(covariance)
@@ -70,6 +75,11 @@ def pcp_projection(X: np.ndarray) -> np.ndarray:
     if component[np.argmax(np.abs(component))] < 0:
         component = -component
     return centred @ component
+
+
+def _row_sums(X: np.ndarray) -> np.ndarray:
+    """:func:`zscores_projection` of a checked ``X``."""
+    return X.sum(axis=1)
 
 
 def zscores_projection(X: np.ndarray) -> np.ndarray:
@@ -80,7 +90,7 @@ def zscores_projection(X: np.ndarray) -> np.ndarray:
     >>> zscores_projection(np.array([[1.0, -0.5], [0.0, 2.0]])).tolist()
     [0.5, 2.0]
     """
-    return check_records(X).sum(axis=1)
+    return _row_sums(check_records(X))
 
 
 def pcp(X: np.ndarray, *, k: int, state: TaskState | None = None) -> np.ndarray:
@@ -116,7 +126,7 @@ def pcp(X: np.ndarray, *, k: int, state: TaskState | None = None) -> np.ndarray:
     >>> pcp(X, k=2).tolist()
     [0, 1, 0, 1]
     """
-    return _projected(X, k, state, pcp_projection, "PCP")
+    return _projected(X, k, state, _pcp_scores, "PCP")
 
 
 def zscores(X: np.ndarray, *, k: int, state: TaskState | None = None) -> np.ndarray:
@@ -152,7 +162,7 @@ def zscores(X: np.ndarray, *, k: int, state: TaskState | None = None) -> np.ndar
     >>> zscores(X, k=2).tolist()
     [0, 1, 0, 1]
     """
-    return _projected(X, k, state, zscores_projection, "Z-scores")
+    return _projected(X, k, state, _row_sums, "Z-scores")
 
 
 def _projected(X, k, state, project, name: str) -> np.ndarray:
@@ -163,7 +173,8 @@ def _projected(X, k, state, project, name: str) -> np.ndarray:
     state.step(0.0, f"{name}: projecting the records")
     order = np.argsort(project(X), kind="stable")
     state.step(0.05, f"{name}: optimal partition of the projected order")
-    labels_sorted = optimal_partition_of_order(X[order], k=k, state=state.sub(0.05, 1.0))
+    labels_sorted = _partition_of_order(X[order], k, state.sub(0.05, 1.0),
+                                        compiled=ordered_cuts.COMPILED)
     labels = np.empty_like(labels_sorted)
     labels[order] = labels_sorted
     return labels
