@@ -1,0 +1,119 @@
+"""What a worker does with its blocks: the normal engine, one block at a time.
+
+A worker receives a partition of the shuffled table holding whole blocks (every record
+of a block, with its row number ``_row`` and block ``_block``). For each block it runs
+the registered method through the engine's own steps: :func:`core.pipeline.prepare_run`
+checks the block's inputs (roles, parameters, levels, group size), the block is
+measured with the whole table's parameters (:class:`~core.cluster.standardize.GlobalEncoding`,
+so distances and SSE are the unblocked run's), :func:`core.pipeline.partition.partition_blocks`
+forms the groups (refinement included) or a value-masking method masks, and
+:func:`core.data.aggregate.aggregate` releases every group's aggregate.
+
+It returns the released records, with ``_row``, and one line of figures per block
+(records, groups, smallest and largest group, SSE). Group ids are only counted, never
+released, so they need no global numbering. Between two blocks the worker checks the
+run's stop event (:func:`core.cluster.session.stop_requested`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from core.cluster.session import stop_requested
+from core.cluster.standardize import GlobalEncoding
+from core.data.aggregate import aggregate
+from core.data.roles import RoleSpec
+from core.errors import Cancelled
+from core.methods.registry import MethodInput, get_method
+from core.pipeline import prepare_run
+from core.pipeline.partition import partition_blocks
+from core.progress import TaskState
+
+__all__ = ["BlockJob", "ROW", "BLOCK", "PART", "run_blocks", "run_block"]
+
+ROW, BLOCK, PART = "_microagg_row", "_microagg_block", "_microagg_part"
+"""Working columns: global row number, block number, input partition number."""
+
+
+@dataclass(frozen=True)
+class BlockJob:
+    """Everything a worker needs to run blocks: picklable and small."""
+
+    method: str
+    roles: RoleSpec
+    parameters: dict[str, Any]
+    blocks: Any
+    seed: int
+    encoding: GlobalEncoding
+    stop_name: str | None = None
+
+
+def run_blocks(frame: pd.DataFrame, job: BlockJob) -> tuple[pd.DataFrame, list[dict]]:
+    """Run every block of ``frame`` (module notes); the released records and figures.
+
+    Returns
+    -------
+    released : DataFrame
+        The released records of every block, identifiers dropped, with ``_row`` and
+        ``_part``; in no particular order.
+    figures : list of dict
+        Per block: ``block``, ``n``, ``n_groups``, ``min_group``, ``max_group``,
+        ``sse``, ``group_sizes`` (size → count).
+    """
+    if not len(frame):
+        empty = frame.drop(columns=[BLOCK, *job.roles.identifiers])
+        return empty, []
+    order = np.argsort(frame[BLOCK].to_numpy(), kind="stable")
+    ordered = frame.iloc[order]
+    blocks = ordered[BLOCK].to_numpy()
+    starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
+    stops = np.r_[starts[1:], len(blocks)]
+    released, figures = [], []
+    for start, stop in zip(starts, stops):
+        if stop_requested(job.stop_name):
+            raise Cancelled("cancelled by the user")
+        part = ordered.iloc[start:stop]
+        masked, figure = run_block(part.drop(columns=[ROW, PART, BLOCK]), job)
+        masked[ROW] = part[ROW].to_numpy()
+        masked[PART] = part[PART].to_numpy()
+        figures.append({"block": int(blocks[start]), **figure})
+        released.append(masked)
+    return pd.concat(released, ignore_index=True), figures
+
+
+def run_block(table: pd.DataFrame, job: BlockJob) -> tuple[pd.DataFrame, dict]:
+    """Microaggregate one block; its released table (same rows and order) and figures."""
+    table = table.reset_index(drop=True)
+    roles = job.roles
+    plan = prepare_run(table, roles, job.method, blocks=job.blocks, seed=job.seed,
+                       **job.parameters)
+    encoding = job.encoding.encode(table)
+    plan = replace(plan, encoding=encoding)
+    spec = get_method(job.method)
+    if spec.masks_values:
+        values = np.asarray(spec.function(MethodInput(encoding.X, table, roles),
+                                          state=TaskState(), **plan.parameters))
+        released = table.drop(columns=list(roles.identifiers)).copy()
+        for j, column in enumerate(roles.quasi_identifiers):
+            released[column] = values[:, j]
+        _, labels = np.unique(values, axis=0, return_inverse=True)
+    else:
+        block_labels, _ = partition_blocks(spec, encoding, table, roles, plan.blocks,
+                                           plan.strata, plan.parameters, TaskState())
+        released = aggregate(table, block_labels, roles.quasi_identifiers,
+                             drop=roles.identifiers, blocks=plan.blocks, encoding=encoding)
+        _, labels = np.unique(block_labels, axis=0, return_inverse=True)
+    sizes = np.bincount(np.asarray(labels).reshape(-1))
+    sizes = sizes[sizes > 0]
+    masked_values, _ = encoding.values_of(released)
+    sse = float(encoding.squared_distances(masked_values).sum())
+    counted = np.unique(sizes, return_counts=True)
+    return released, {
+        "n": len(table), "n_groups": int(sizes.size), "min_group": int(sizes.min()),
+        "max_group": int(sizes.max()), "sse": sse,
+        "group_sizes": {int(s): int(c) for s, c in zip(*counted)},
+    }

@@ -1,0 +1,167 @@
+"""Partitioned input and output: a table too large for one machine's memory.
+
+Input
+    A pandas ``DataFrame`` (split into partitions here), one CSV or Parquet file, or a
+    folder of them (``part-0.parquet``, ``part-1.parquet``, ... read in name order, which
+    is the row order). A CSV file is read by ``dask.dataframe.read_csv`` in blocks of
+    64 MB, comma-separated (tab for ``.tsv``), with numbers with a decimal point; files
+    in other dialects go through the local engine (``core.io``), which detects them.
+Output
+    A folder of parts of the same format (Parquet by default; CSV when the folder's name
+    ends with ``.csv`` or ``format="csv"``), one part per input partition, in the input's
+    row order, named ``part-00000.parquet`` ... Parts are written into a hidden
+    temporary folder beside the target, which is renamed onto the target only once the
+    whole release is written and verified: a failed, refused or cancelled run leaves
+    nothing, and a reader never sees half a release. CSV parts are written by
+    :func:`core.io.write.write_table` (formula-like text made inert, numbers exact).
+
+On a cluster of several machines the input and the output folder must be on storage
+every worker reaches (a shared drive, or an object store URL for the input).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from core.errors import MicroaggError
+from core.io.write import write_table
+
+__all__ = ["read_partitioned", "output_format", "OutputFolder", "write_parts",
+           "PARQUET_SUFFIXES", "CSV_SUFFIXES"]
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+CSV_SUFFIXES = (".csv", ".tsv", ".txt")
+_ROWS_PER_PARTITION = 250_000  # for a DataFrame given in memory
+
+
+def read_partitioned(source, *, n_partitions: int | None = None):
+    """``source`` as a Dask frame, and its format (``"parquet"``, ``"csv"`` or ``"memory"``).
+
+    Raises
+    ------
+    MicroaggError
+        The path does not exist, a folder holds no readable part or mixes formats, or
+        a file cannot be read (the message names it).
+    """
+    import dask.dataframe as dd
+
+    if isinstance(source, pd.DataFrame):
+        n = len(source)
+        count = n_partitions or max(1, min(n // 2, -(-n // _ROWS_PER_PARTITION)))
+        frame = source.reset_index(drop=True)
+        return dd.from_pandas(frame, npartitions=max(1, count), sort=False), "memory"
+    path = Path(source)
+    if not path.exists():
+        raise MicroaggError(f"Cannot read '{path}': no such file or folder.")
+    files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith(".")
+                   ) if path.is_dir() else [path]
+    kinds = {_kind(p) for p in files} - {None}
+    if not kinds:
+        raise MicroaggError(f"'{path}' holds no CSV or Parquet file to read.")
+    if len(kinds) > 1:
+        raise MicroaggError(f"Folder '{path}' mixes CSV and Parquet parts; keep one "
+                            "format per folder.")
+    kind = kinds.pop()
+    names = [str(p) for p in files if _kind(p) == kind]
+    try:
+        if kind == "parquet":
+            frame = dd.read_parquet(names)
+        else:
+            separator = "\t" if names[0].lower().endswith(".tsv") else ","
+            frame = dd.read_csv(names, sep=separator, blocksize="64MB",
+                                assume_missing=True, sample=1_000_000)
+        frame.head(1, npartitions=1, compute=False)._meta  # column names and types
+    except (OSError, ValueError, TypeError) as error:
+        raise MicroaggError(f"Cannot read '{path}': {str(error).splitlines()[0]}") from None
+    return frame, kind
+
+
+def _kind(path: Path) -> str | None:
+    suffix = path.suffix.lower()
+    return "parquet" if suffix in PARQUET_SUFFIXES else "csv" if suffix in CSV_SUFFIXES \
+        else None
+
+
+def output_format(output: str | os.PathLike, *, source_format: str,
+                  given: str | None = None) -> str:
+    """The parts' format: ``given``, else the folder name's suffix, else the input's
+    (Parquet for an in-memory table)."""
+    if given is not None:
+        if given not in ("parquet", "csv"):
+            raise MicroaggError(f"Output format '{given}': use parquet or csv.")
+        return given
+    kind = _kind(Path(output))
+    if kind is not None:
+        return kind
+    return "csv" if source_format == "csv" else "parquet"
+
+
+class OutputFolder:
+    """A release written as a folder of parts, atomically (module notes).
+
+    Parameters
+    ----------
+    target : path
+        The folder to create.
+    overwrite : bool
+        Replace an existing folder (an existing file is always refused).
+    """
+
+    def __init__(self, target: str | os.PathLike, *, overwrite: bool = False):
+        self.target = Path(target)
+        parent = self.target.parent if str(self.target.parent) else Path(".")
+        if not parent.is_dir():
+            raise MicroaggError(f"Cannot write '{self.target}': folder '{parent}' does "
+                                "not exist.")
+        if self.target.is_file():
+            raise MicroaggError(f"'{self.target}' is a file; the Dask engine writes a "
+                                "folder of parts. Give a folder name.")
+        if self.target.exists() and not overwrite:
+            raise MicroaggError(f"'{self.target}' already exists; choose another name or "
+                                "add --overwrite to replace it.")
+        self.temporary = parent / f".{self.target.name}.partial-{uuid.uuid4().hex[:12]}"
+
+    def create(self) -> Path:
+        self.temporary.mkdir()
+        return self.temporary
+
+    def commit(self) -> Path:
+        """Rename the finished temporary folder onto the target."""
+        old = None
+        if self.target.exists():
+            old = self.target.parent / f".{self.target.name}.old-{uuid.uuid4().hex[:12]}"
+            os.replace(self.target, old)
+        os.replace(self.temporary, self.target)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        return self.target
+
+    def discard(self) -> None:
+        shutil.rmtree(self.temporary, ignore_errors=True)
+
+
+def write_parts(frame: pd.DataFrame, folder: str, kind: str, *, row: str,
+                part: str) -> int:
+    """Write every input partition found in ``frame`` as its own part, rows in order.
+
+    ``frame`` holds whole input partitions (column ``part``) with the row numbers
+    (column ``row``); both working columns are dropped. Returns the rows written.
+    """
+    if not len(frame):
+        return 0
+    numbers = frame[part].to_numpy()
+    for number in np.unique(numbers):
+        rows = frame[numbers == number].sort_values(row, kind="stable")
+        rows = rows.drop(columns=[row, part]).reset_index(drop=True)
+        name = Path(folder) / f"part-{int(number):05d}.{kind}"
+        if kind == "parquet":
+            rows.to_parquet(name, index=False)
+        else:
+            write_table(name, rows)
+    return len(frame)
