@@ -63,6 +63,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.compiled import COMPILED
 from core.methods.pool import RecordPool
 from core.errors import MicroaggError
 from core.methods.mdav import mdav
@@ -71,7 +72,7 @@ from core.privacy.emd import EMD_TOLERANCE
 from core.privacy.attributes import class_emds, tclose_attributes
 
 __all__ = ["TClosePartition", "tc_merge", "tc_kfirst", "check_tclose_inputs", "close_partition",
-           "by_distance"]
+           "by_distance", "kfirst_labels_reference"]
 
 # Algorithm 2 evaluates candidate swaps in windows: _WINDOW candidates after a swap,
 # doubling while none improves, up to _SWAP_CELLS candidate·member cells.
@@ -252,11 +253,12 @@ def tc_kfirst(X, confidential, *, k: int, t: float, kinds=None,
     its EMD exceeds t, the next-nearest outside record y is considered and swapped for
     the member y′ that minimizes ``EMD(C ∪ {y} \\ {y′})`` if that lowers the EMD.
 
-    Candidate swaps are evaluated in windows of candidates with
-    :meth:`~core.privacy.attributes.TCloseAttribute.swap_emds` (every y′ for a candidate y in
-    O(|C|² log |C|) for small clusters, O(|C| + log m) above 40 members; never O(n));
-    the first improving candidate in distance order is taken, exactly as the paper's
-    one-at-a-time loop would (a test compares the two).
+    With compiled kernels (:data:`core.compiled.COMPILED`) the candidates are priced by
+    :func:`core.methods.tclose_kfirst.kfirst_labels` (O(1) per swap after an O(log |C|)
+    lookup per candidate); otherwise by :func:`kfirst_labels_reference`, in windows with
+    :meth:`~core.privacy.attributes.TCloseAttribute.swap_emds`. Both take the first
+    improving candidate in distance order, exactly as the paper's one-at-a-time loop
+    would, and give the same clusters and swaps (tests compare them).
 
     Parameters
     ----------
@@ -280,8 +282,30 @@ def tc_kfirst(X, confidential, *, k: int, t: float, kinds=None,
     state = state or TaskState()
     attributes = tclose_attributes(confidential, kinds)
     X = check_tclose_inputs(X, attributes, k, t)
-    n = len(X)
     build = state.sub(0.0, 0.9)
+    if COMPILED:
+        from core.methods.tclose_kfirst import kfirst_labels
+        labels, swaps = kfirst_labels(X, attributes, k, t, build)
+    else:
+        labels, swaps = kfirst_labels_reference(X, attributes, k, t, build)
+    return close_partition(X, attributes, labels, k, t, state.sub(0.9, 1.0), swaps=swaps)
+
+
+def kfirst_labels_reference(X, attributes, k: int, t: float, build: TaskState):
+    """Algorithm 2's clusters (before merging) and its swap count: the numpy reference.
+
+    Candidate swaps are evaluated in windows with
+    :meth:`~core.privacy.attributes.TCloseAttribute.swap_emds`; the first improving
+    candidate in distance order is taken, exactly as the paper's one-at-a-time loop
+    would. :func:`core.methods.tclose_kfirst.kfirst_labels` is the compiled path and
+    gives the same labels and swaps.
+
+    Returns
+    -------
+    labels : ndarray of shape (n_records,), int64
+    swaps : int
+    """
+    n = len(X)
     pool = RecordPool(X)
     labels = np.full(n, -1, dtype=np.int64)
     limit = float(t) + EMD_TOLERANCE
@@ -341,7 +365,7 @@ def tc_kfirst(X, confidential, *, k: int, t: float, kinds=None,
         generate(x0)
         if pool.count:
             generate(pool.farthest(x0_point))
-    return close_partition(X, attributes, labels, k, t, state.sub(0.9, 1.0), swaps=swaps)
+    return labels, swaps
 
 
 def by_distance(pool: RecordPool, point: np.ndarray, seed: int) -> np.ndarray:
