@@ -168,3 +168,31 @@ def test_a_large_run_is_cancelled_within_a_second():
     fraction, when = cancelled_at[0]
     assert fraction <= 0.01 and state.fraction <= 0.01
     assert time.perf_counter() - when < 1.0
+
+
+SORTABLE = st.one_of(FINITE, TIED, st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 1e308, -1e308]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(arrays(np.float64, st.integers(0, 60), elements=SORTABLE))
+def test_stable_argsort_is_numpys_stable_argsort(values):
+    order = ordered_cuts.stable_argsort(values)
+    assert order.dtype == np.int64
+    assert np.array_equal(order, np.argsort(values, kind="stable"))
+
+
+@pytest.mark.parametrize("rows_per_call", [7, 1 << 21])
+def test_stable_argsort_on_larger_and_tie_heavy_inputs(monkeypatch, rows_per_call):
+    monkeypatch.setattr(ordered_cuts, "_ROWS_PER_CALL", rows_per_call)
+    rng = np.random.default_rng(7)
+    for values in (rng.normal(size=5_000), rng.integers(-2, 3, size=5_000) * 0.0,
+                   rng.integers(0, 4, size=5_000) * 1e-300, np.repeat(rng.random(50), 100),
+                   -rng.exponential(size=5_000), np.full(3_000, 2.5)):
+        before = values.copy()
+        assert np.array_equal(ordered_cuts.stable_argsort(values),
+                              np.argsort(values, kind="stable"))
+        assert np.array_equal(values, before, equal_nan=False)
+    state = TaskState()
+    state.cancel()
+    with pytest.raises(Cancelled):
+        ordered_cuts.stable_argsort(rng.normal(size=100), state=state)

@@ -171,7 +171,7 @@ def _projected(X, k, state, project, name: str) -> np.ndarray:
     check_group_size(len(X), k)
     state = state or TaskState()
     state.step(0.0, f"{name}: projecting the records")
-    order = np.argsort(project(X), kind="stable")
+    order = ordered_cuts.stable_argsort(project(X), state=state)
     state.step(0.05, f"{name}: optimal partition of the projected order")
     labels_sorted = _partition_of_order(X[order], k, state.sub(0.05, 1.0),
                                         compiled=ordered_cuts.COMPILED)

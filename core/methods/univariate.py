@@ -265,8 +265,9 @@ def optimal_univariate(
         )
     check_records(values[:, None], "values")
     check_group_size(values.size, k)
-    order = np.argsort(values, kind="stable")
-    labels_sorted = _partition_of_order(values[order][:, None], k, state or TaskState(),
+    state = state or TaskState()
+    order = ordered_cuts.stable_argsort(values, state=state)
+    labels_sorted = _partition_of_order(values[order][:, None], k, state,
                                         compiled=ordered_cuts.COMPILED)
     labels = np.empty_like(labels_sorted)
     labels[order] = labels_sorted
