@@ -144,7 +144,9 @@ def _merge_until_close(X, attributes, labels, t, state) -> tuple[np.ndarray, int
     """Algorithm 1's loop: merge the worst cluster into its nearest until all are within t.
 
     Cost per merge O(G·d) (distances to every live centroid, vectorized) plus the
-    merged cluster's EMD in O(|C| log |C|); O(n·d) memory, never n×n.
+    merged cluster's EMD in O(|C| log |C|); O(n·d) memory, never n×n. This is the
+    reference; :func:`core.methods.tclose_merge.merge_until_close` is the compiled path
+    with the same merges.
     """
     labels = _compact(labels)
     groups = int(labels.max()) + 1
@@ -185,7 +187,11 @@ def _merge_until_close(X, attributes, labels, t, state) -> tuple[np.ndarray, int
 
 
 def close_partition(X, attributes, labels, cluster_size, t, state, swaps=0) -> TClosePartition:
-    labels, merges = _merge_until_close(X, attributes, labels, t, state)
+    if COMPILED:
+        from core.methods.tclose_merge import merge_until_close
+        labels, merges = merge_until_close(X, attributes, labels, t, state, _compact)
+    else:
+        labels, merges = _merge_until_close(X, attributes, labels, t, state)
     max_emd = tuple(float(class_emds(a, labels).max()) for a in attributes)
     state.step(1.0, "t-closeness: done")
     return TClosePartition(labels=labels, cluster_size=int(cluster_size), merges=merges,
