@@ -11,6 +11,9 @@
                        [--dp-epsilon E --confidential-bounds COL=LO:HI ... [--seed S]]
                        [--intruder all|singles|pairs|random] [--known "A,B;C,D"]
                        [--missing stop|exclude]
+    microagg anonymize INPUT -o FOLDER --engine dask [--scheduler ADDRESS] [--block-size N]
+                       [--workers N] [--output-format parquet|csv] --method mdav --k 5
+                       --qi COL [COL ...] ...   (core.cli.blocked)
     microagg rerun PROJECT --run N -o OUTPUT [--data PATH] [--summary-json PATH]
                    [--report PATH] [--overwrite]
     microagg verify ORIGINAL MASKED --qi COL ... --k 5 [--ordinal ...] [--nominal ...]
@@ -37,6 +40,7 @@ from core.progress import TaskState
 from core.cli.read_options import add_read_options, read_options_from_args
 from core.cli.released import read_released
 from core.io.read import read_table, read_table_with_report
+from core.cli.blocked import add_cluster_options, check_engine_options, run_blocked
 from core.cli.console import Progress, log_internal_error
 from core.cli.levels import add_level_options, levels_from_args
 from core.cli.measure import add_measure_command, run_measure
@@ -114,8 +118,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = commands.add_parser("anonymize", help="mask a table and verify the result")
-    run.add_argument("input", help="CSV, XLSX or DTA file (never modified)")
-    run.add_argument("-o", "--output", required=True, help="masked table, .csv or .xlsx")
+    run.add_argument("input", help="CSV, XLSX or DTA file (never modified); with --engine "
+                                   "dask a CSV or Parquet file or a folder of parts")
+    run.add_argument("-o", "--output", required=True,
+                     help="masked table, .csv or .xlsx; with --engine dask a folder")
     run.add_argument("--method", default="mdav", choices=[m.name for m in methods()])
     run.add_argument("--qi", nargs="+", required=True, metavar="COL",
                      help="quasi-identifier columns (numeric, ordinal or nominal)")
@@ -155,6 +161,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
                           "needed confidential column: stop with an error (default), or "
                           "exclude them from masking and release them unmasked, flagged "
                           "in the column 'unmasked_missing' (they are not protected)")
+    add_cluster_options(run, _typed)
     parameter_names = _parameter_options(run)
 
     check = commands.add_parser("verify", help="check that a masked table is k-anonymous")
@@ -183,6 +190,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
 
 
 def _anonymize(args, parameter_names) -> int:
+    check_engine_options(args)
+    if args.engine == "dask":
+        levels, orders = levels_from_args(args)
+        return run_blocked(args, parameter_names, RoleSpec(
+            quasi_identifiers=tuple(args.qi), confidential=tuple(args.confidential),
+            identifiers=tuple(args.identifier), strata=tuple(args.strata),
+            levels=levels, orders=orders))
     check_destinations((args.input,), (args.output, args.summary_json, args.report),
                        overwrite=args.overwrite)
     table, read = read_table_with_report(args.input, sheet=args.sheet,

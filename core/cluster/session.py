@@ -94,9 +94,12 @@ def open_session(scheduler: str | None = None, *, n_workers: int | None = None,
     cluster = None
     try:
         if scheduler is None:
+            # Worker processes talk over loopback TCP; threads in this process over
+            # distributed's in-process transport (which takes no host).
+            where = {"host": "127.0.0.1"} if processes else {}
             cluster = distributed.LocalCluster(
                 n_workers=n_workers, threads_per_worker=1, processes=processes,
-                host="127.0.0.1", dashboard_address=None, silence_logs=50)
+                dashboard_address=None, silence_logs=50, **where)
             client = distributed.Client(cluster, set_as_default=False)
         else:
             client = _connect(distributed, scheduler)

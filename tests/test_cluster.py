@@ -1,0 +1,241 @@
+"""Blocked microaggregation on Dask (core.cluster) and ``microagg anonymize --engine dask``.
+
+One in-process ``distributed.LocalCluster`` of two workers serves the module (passed as
+the scheduler address, which also tests connecting to a given scheduler); one test
+starts and closes a local cluster of its own.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+distributed = pytest.importorskip("distributed")
+pytest.importorskip("dask.dataframe")
+
+from core import Cancelled, MicroaggError, RoleSpec, TaskState, anonymize  # noqa: E402
+from core.cli.main import main  # noqa: E402
+from core.cluster import anonymize_blocked  # noqa: E402
+from core.cluster.blocking import Tree, build_tree, finish_blocking  # noqa: E402
+from core.cluster.standardize import aggregate_code_from_counts, global_encoding  # noqa: E402
+from core.data.categories import group_aggregate_codes  # noqa: E402
+from core.data.encoding import encode  # noqa: E402
+from core.data.roles import Level  # noqa: E402
+from core.verify.kanonymity import verify_k_anonymity  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                       dashboard_address=None, silence_logs=50)
+    yield cluster.scheduler_address
+    cluster.close()
+
+
+def records(n, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    latent = rng.normal(size=(n, 1))
+    X = latent + rng.normal(scale=0.7, size=(n, d))
+    table = pd.DataFrame(X, columns=[f"q{j}" for j in range(d)])
+    table.insert(0, "rec", np.arange(n))
+    table["income"] = rng.gamma(2.0, 1000.0, size=n).round(2)
+    return table
+
+
+QI = ("q0", "q1", "q2")
+
+
+def group_means_hold(original, masked, roles):
+    """Every released value is the mean of its class's original values."""
+    keys = list(roles.quasi_identifiers) + list(roles.strata)
+    classes = masked.groupby(keys, sort=False).ngroup().to_numpy()
+    for column in roles.quasi_identifiers:
+        means = pd.Series(original[column].to_numpy()).groupby(classes).transform("mean")
+        np.testing.assert_allclose(means.to_numpy(), masked[column].to_numpy(),
+                                   rtol=1e-9, atol=1e-9)
+
+
+def test_blocked_release_is_k_anonymous_in_row_order(scheduler):
+    table = records(3000)
+    before = table.copy()
+    roles = RoleSpec(quasi_identifiers=QI, identifiers=("rec",))
+    result = anonymize_blocked(table, roles, "mdav", k=3, block_size=300,
+                               scheduler=scheduler)
+    assert table.equals(before)
+    assert result.passed and result.verification.smallest_class >= 3
+    assert result.n_blocks >= 8 and result.block_sizes[0] >= 3
+    masked = result.masked
+    assert "rec" not in masked.columns and len(masked) == len(table)
+    assert masked["income"].equals(table["income"])  # rows in the input's order
+    local = verify_k_anonymity(table, masked, roles, 3)
+    assert local.passed
+    assert result.il == pytest.approx(local.il, rel=1e-6)
+    group_means_hold(table, masked, roles)
+
+
+def test_tie_heavy_data_gives_blocks_of_at_least_k(scheduler):
+    rng = np.random.default_rng(1)
+    table = pd.DataFrame({"a": rng.integers(0, 3, 2000).astype(float),
+                          "b": np.zeros(2000), "c": rng.integers(0, 2, 2000)})
+    table.loc[:1500, ["a", "c"]] = 1  # most records identical: a leaf that cannot be cut
+    roles = RoleSpec(quasi_identifiers=("a", "b", "c"))
+    result = anonymize_blocked(table, roles, "mdav", k=4, block_size=100,
+                               scheduler=scheduler)
+    assert result.passed and result.block_sizes[0] >= 4
+    assert result.n_blocks > 5  # the identical records were dealt into blocks
+    assert verify_k_anonymity(table, result.masked, roles, 4).passed
+
+
+def test_strata_are_natural_blocks(scheduler):
+    table = records(1200, seed=2)
+    table["region"] = np.where(np.arange(1200) % 3 == 0, "north", "south")
+    roles = RoleSpec(quasi_identifiers=QI, strata=("region",))
+    result = anonymize_blocked(table, roles, "mdav", k=3, block_size=200,
+                               scheduler=scheduler)
+    assert result.passed
+    assert verify_k_anonymity(table, result.masked, roles, 3).passed
+    group_means_hold(table, result.masked, roles)  # no group mixes the regions
+    table.loc[0, "region"] = "east"
+    with pytest.raises(MicroaggError, match="Stratum 'east'"):
+        anonymize_blocked(table, roles, "mdav", k=3, block_size=200, scheduler=scheduler)
+
+
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+def test_partitioned_folders_in_and_out(scheduler, tmp_path, kind):
+    table = records(2400, seed=3)
+    source = tmp_path / "parts"
+    source.mkdir()
+    for i, part in enumerate(np.array_split(np.arange(len(table)), 3)):
+        chunk = table.iloc[part]
+        if kind == "parquet":
+            chunk.to_parquet(source / f"part-{i}.parquet", index=False)
+        else:
+            chunk.to_csv(source / f"part-{i}.csv", index=False)
+    out = tmp_path / "released"
+    roles = RoleSpec(quasi_identifiers=QI)
+    result = anonymize_blocked(str(source), roles, "mdav", k=3, block_size=400,
+                               output=str(out), scheduler=scheduler)
+    assert result.passed and result.output_format == kind
+    files = sorted(out.iterdir())
+    assert [f.name for f in files] == [f"part-0000{i}.{kind}" for i in range(3)]
+    read = pd.read_parquet if kind == "parquet" else pd.read_csv
+    masked = pd.concat([read(f) for f in files], ignore_index=True)
+    assert masked["rec"].tolist() == table["rec"].tolist()
+    assert verify_k_anonymity(table, masked, roles, 3).passed
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no leftovers
+    with pytest.raises(MicroaggError, match="already exists"):
+        anonymize_blocked(str(source), roles, "mdav", k=3, output=str(out),
+                          scheduler=scheduler)
+
+
+def test_il_close_to_unblocked_mdav(scheduler):
+    table = records(6000, seed=4)
+    roles = RoleSpec(quasi_identifiers=QI)
+    blocked = anonymize_blocked(table, roles, "mdav", k=5, block_size=2000,
+                                scheduler=scheduler)
+    whole = anonymize(table, roles, "mdav", k=5)
+    assert blocked.sst == pytest.approx(whole.metrics.sst, rel=1e-9)  # global z-scores
+    assert blocked.il == pytest.approx(whole.metrics.il, rel=0.08)
+
+
+def test_refusals_name_what_is_wrong(scheduler):
+    table = records(300)
+    roles = RoleSpec(quasi_identifiers=QI, confidential=("income",))
+    with pytest.raises(MicroaggError, match="t-closeness"):
+        anonymize_blocked(table, roles, "tc-kfirst", k=3, t=0.3, scheduler=scheduler)
+    with pytest.raises(MicroaggError, match="Block size must be at least 2k = 10"):
+        anonymize_blocked(table, roles, "mdav", k=5, block_size=8, scheduler=scheduler)
+    with pytest.raises(MicroaggError, match="Cannot reach the Dask scheduler at "
+                                            "'tcp://127.0.0.1:1'"):
+        anonymize_blocked(table, roles, "mdav", k=5, scheduler="tcp://127.0.0.1:1")
+    gap = table.copy()
+    gap.loc[5, "q1"] = np.nan
+    with pytest.raises(MicroaggError, match="Column 'q1' has 1 missing"):
+        anonymize_blocked(gap, roles, "mdav", k=5, scheduler=scheduler)
+
+
+def test_cancel_stops_a_large_run_and_writes_nothing(scheduler, tmp_path):
+    table = records(60_000, seed=5)
+    table.to_parquet(tmp_path / "big.parquet", index=False)
+    state = TaskState()
+
+    def cancel_when_blocks_start(fraction, message):
+        if message.startswith("microaggregating"):
+            state.cancel()
+
+    state._callback = cancel_when_blocks_start
+    with pytest.raises(Cancelled):
+        anonymize_blocked(str(tmp_path / "big.parquet"), RoleSpec(quasi_identifiers=QI),
+                          "mdav", k=5, block_size=1000, output=str(tmp_path / "out"),
+                          scheduler=scheduler, state=state)
+    assert [p.name for p in tmp_path.iterdir()] == ["big.parquet"]
+
+
+def test_local_cluster_started_and_closed():
+    table = records(400, seed=6)
+    result = anonymize_blocked(table, RoleSpec(quasi_identifiers=QI), "mdav", k=3,
+                               block_size=100, n_workers=1, processes=False)
+    assert result.passed and result.local_cluster
+
+
+def test_cli_engine_dask(scheduler, tmp_path, capsys):
+    table = records(900, seed=7)
+    table.to_parquet(tmp_path / "in.parquet", index=False)
+    out, summary = tmp_path / "out.csv", tmp_path / "summary.json"
+    code = main(["anonymize", str(tmp_path / "in.parquet"), "-o", str(out), "--qi", *QI,
+                 "--k", "3", "--engine", "dask", "--scheduler", scheduler,
+                 "--block-size", "200", "--summary-json", str(summary), "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    assert "k-anonymity PASSED" in capsys.readouterr().out
+    masked = pd.read_csv(out / "part-00000.csv")
+    assert verify_k_anonymity(table, masked, RoleSpec(quasi_identifiers=QI), 3).passed
+    assert json.loads(summary.read_text())["verified"] is True
+    for extra in (["--block-size", "200"], ["--engine", "dask", "--report", "r.html"],
+                  ["--engine", "dask", "--scheduler", "tcp://127.0.0.1:1"]):
+        code = main(["anonymize", str(tmp_path / "in.parquet"), "-o",
+                     str(tmp_path / "other"), "--qi", *QI, "--k", "3", *extra])
+        err = capsys.readouterr().err
+        assert code == 2 and err.startswith("microagg: error:") and \
+            len(err.strip().splitlines()) == 1, err
+
+
+def test_global_encoding_equals_the_whole_tables(scheduler):
+    import dask.dataframe as dd
+    rng = np.random.default_rng(8)
+    table = records(500, seed=8)
+    table["grade"] = rng.choice(["low", "mid", "high"], 500)
+    table["town"] = rng.choice(["a", "b", "c", "d"], 500)
+    roles = RoleSpec(quasi_identifiers=(*QI, "grade", "town"),
+                     orders={"grade": ("low", "mid", "high")})
+    frame = dd.from_pandas(table, npartitions=4)
+    with distributed.Client(scheduler, set_as_default=False).as_current():
+        ours = global_encoding(frame, roles, table.head(50), needed=list(QI))
+    whole = encode(table, roles, strict=False)
+    np.testing.assert_allclose(ours.encode(table).X, whole.X, rtol=1e-12, atol=1e-12)
+    assert ours.sst == pytest.approx(whole.total_sum_of_squares(), rel=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=40), st.booleans())
+def test_aggregate_code_from_counts_matches_the_reference(codes, ordinal):
+    codes = np.array(codes)
+    level = Level.ORDINAL if ordinal else Level.NOMINAL
+    reference = group_aggregate_codes(codes, np.zeros(codes.size, dtype=np.int64), level, 6)
+    assert aggregate_code_from_counts(np.bincount(codes, minlength=6), level) == reference[0]
+
+
+def test_small_leaves_are_merged_with_their_sibling():
+    X = np.repeat(np.arange(8.0), 10)[:, None]
+    tree = build_tree(X, np.zeros(80, dtype=np.int64), np.array([80]), block_size=10)
+    assert isinstance(tree, Tree) and tree.n_leaves >= 4
+    counts = np.bincount(tree.leaf_of(X, np.zeros(80, dtype=np.int64)),
+                         minlength=tree.n_leaves)
+    counts[0] = 2  # as if the whole table put only 2 records in the first leaf
+    blocking = finish_blocking(tree, counts, block_size=10, min_size=5)
+    assert blocking.sizes.min() >= 5 and blocking.sizes.sum() == counts.sum()
+    assert blocking.first_block[0] == blocking.first_block[1]
