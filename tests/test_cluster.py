@@ -32,7 +32,9 @@ from core.verify.kanonymity import verify_k_anonymity  # noqa: E402
 @pytest.fixture(scope="module")
 def scheduler():
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                       dashboard_address=None, silence_logs=50)
+                                       host="127.0.0.1", protocol="tcp",
+                                       dashboard_address=None, silence_logs=50,
+                                       scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
     yield cluster.scheduler_address
     cluster.close()
 

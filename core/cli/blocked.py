@@ -22,7 +22,8 @@ import argparse
 import sys
 
 from core.cli.console import Progress
-from core.cli.outputs import check_destinations, same_file, write_json
+from core.cli.outputs import check_destinations, same_file
+from core.cli.release import write_json
 from core.errors import MicroaggError
 from core.progress import TaskState
 

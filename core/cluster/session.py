@@ -94,12 +94,13 @@ def open_session(scheduler: str | None = None, *, n_workers: int | None = None,
     cluster = None
     try:
         if scheduler is None:
-            # Worker processes talk over loopback TCP; threads in this process over
-            # distributed's in-process transport (which takes no host).
-            where = {"host": "127.0.0.1"} if processes else {}
+            # Everything on loopback: the scheduler, the workers (processes or threads,
+            # over TCP) and the small HTTP server the scheduler always starts for its
+            # health checks (on a free port; no dashboard).
             cluster = distributed.LocalCluster(
                 n_workers=n_workers, threads_per_worker=1, processes=processes,
-                dashboard_address=None, silence_logs=50, **where)
+                host="127.0.0.1", protocol="tcp", dashboard_address=None,
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}, silence_logs=50)
             client = distributed.Client(cluster, set_as_default=False)
         else:
             client = _connect(distributed, scheduler)
