@@ -29,11 +29,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.compiled import COMPILED
 from core.methods.pool import RecordPool, squared_distances
+from core.methods.spatial_heuristics import fixed_size_indexed
 from core.data.prepare import check_group_size
 from core.progress import TaskState
 
-__all__ = ["fixed_size", "FIRST_RECORD", "GROWTH"]
+__all__ = ["fixed_size", "fixed_size_reference", "FIRST_RECORD", "GROWTH"]
 
 FIRST_RECORD = ("mdav", "cbfs", "tfrp")
 GROWTH = ("nn", "nc")
@@ -66,8 +68,23 @@ def fixed_size(X: np.ndarray, *, k: int, first: str = "mdav", growth: str = "nn"
     """
     if first not in FIRST_RECORD or growth not in GROWTH:
         raise ValueError(f"unknown heuristic {first}-{growth}")
-    n = len(X)
-    check_group_size(n, k)
+    check_group_size(len(X), k)
+    if COMPILED:
+        return fixed_size_indexed(X, k=k, first=first, growth=growth, state=state or TaskState(),
+                                  name=f"{first.upper()}-{growth.upper()}")
+    return fixed_size_reference(X, k=k, first=first, growth=growth, state=state)
+
+
+def fixed_size_reference(X: np.ndarray, *, k: int, first: str = "mdav", growth: str = "nn",
+                         state: TaskState | None = None) -> np.ndarray:
+    """:func:`fixed_size` by full passes over a :class:`RecordPool`: the reference.
+
+    O(n²·d/k) time. The compiled spatial index gives the same labels on every input
+    (the tests compare the two); this path runs where numba is switched off.
+    """
+    if first not in FIRST_RECORD or growth not in GROWTH:
+        raise ValueError(f"unknown heuristic {first}-{growth}")
+    check_group_size(len(X), k)
     builder = _Builder(X, k, growth, state or TaskState(), f"{first.upper()}-{growth.upper()}")
     pool = builder.pool
     if first == "mdav":

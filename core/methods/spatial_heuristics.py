@@ -1,0 +1,229 @@
+"""MDAV, CBFS and TFRP (NN or NC growth) on the compiled spatial index.
+
+The same algorithms as :func:`core.methods.heuristics.fixed_size` (see that module for
+the choices and tie rules), asking :mod:`core.methods.spatial_index` instead of a full
+pass over the unassigned records. The labels are the same on every input; the centroid
+of the unassigned records is kept exactly as :class:`~core.methods.pool.RecordPool`
+keeps it (its sum minus each group's sum, both added row by row, and summed afresh
+whenever the records left have halved), so even a tie decided by the last bit of the
+centroid falls the same way.
+
+The loop runs compiled, without the GIL, for a bounded number of groups at a time
+(about a tenth of a second), then reports progress and honours Cancel.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from core.compiled import kernel
+from core.methods import spatial_index as index
+from core.methods.pool import column_sums
+from core.progress import TaskState
+
+__all__ = ["fixed_size_indexed"]
+
+_FIRST = {"mdav": 0, "cbfs": 1, "tfrp": 2}
+# Slots of the integer state vector.
+_COUNT, _BUFFER, _GROUPS, _TURN, _WORK, _SHELL_A, _SHELL_B, _POINT_A, _POINT_B, _DONE, _BAD = \
+    range(11)
+
+
+def _take(group, size, gid, X, tree, alive, labels, total, st):
+    (P, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
+     rho2) = tree
+    d = X.shape[1]
+    group_sum = X[group[0]].copy()
+    for i in range(1, size):
+        for j in range(d):
+            group_sum[j] += X[group[i], j]
+    for j in range(d):
+        total[j] -= group_sum[j]
+    for i in range(size):
+        record = group[i]
+        t = row_of[record]
+        if members[head[t]] != record:
+            st[_BAD] = 1
+        head[t] += 1
+        alive[record] = False
+        labels[record] = gid
+        if head[t] == end[t]:
+            index._refresh(leaf_of[t], first_leaf, start, stop, head, end, P, rho2, lo, hi,
+                           cnt, top)
+    st[_COUNT] -= size
+    st[_GROUPS] += 1
+    if st[_COUNT] and st[_COUNT] * 2 <= st[_BUFFER]:
+        st[_BUFFER] = st[_COUNT]
+        first = True
+        for i in range(X.shape[0]):
+            if alive[i]:
+                if first:
+                    total[:] = X[i]
+                    first = False
+                else:
+                    for j in range(d):
+                        total[j] += X[i, j]
+
+
+def _grow(t0, k, nc, tree, taken, scratch, group):
+    """Records of the group grown from the first live record of row ``t0``, ascending."""
+    (P, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
+     rho2) = tree
+    stack, stack_d2, best_d2, best_id, touched, buffer, work = scratch
+    if not nc:
+        size = index._nearest(P[t0], k, taken, first_leaf, start, stop, head, end, members,
+                              P, lo, hi, cnt, stack, stack_d2, best_d2, best_id, buffer, work)
+        group[:size] = np.sort(best_id[:size])
+        return size
+    group[0] = members[head[t0]]
+    taken[t0] += 1
+    touched[0] = t0
+    total = P[t0].copy()
+    for size in range(1, k):
+        centroid = total / size
+        index._nearest(centroid, 1, taken, first_leaf, start, stop, head, end, members, P,
+                       lo, hi, cnt, stack, stack_d2, best_d2, best_id, buffer, work)
+        t = row_of[best_id[0]]
+        group[size] = best_id[0]
+        taken[t] += 1
+        touched[size] = t
+        total += P[t]
+    for i in range(k):
+        taken[touched[i]] = 0
+    group[:k] = np.sort(group[:k])
+    return k
+
+
+def _from_centroid(X, tree, total, anchor, shell, st, scratch_work):
+    """Row of the live record farthest from the centroid; moves the anchor when scans grow."""
+    (P, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
+     rho2) = tree
+    centroid = total / st[_COUNT]
+    pointer = st[_POINT_A:_POINT_A + 1]
+    row, record, best, examined = index._farthest_in_shell(
+        centroid, anchor, shell[:st[_SHELL_A]], pointer, rho2, head, end, members, P)
+    st[_WORK] += examined
+    scratch_work[2] += examined
+    live = cnt[0]
+    if examined > 32 + live // 32 or st[_WORK] > 2 * live:
+        anchor[:] = centroid
+        order = index._anchor_at(centroid, P, head, end, rho2)
+        shell[:order.shape[0]] = order
+        st[_SHELL_A], st[_POINT_A], st[_WORK] = order.shape[0], 0, 0
+        scratch_work[3] += 1
+        index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
+    return row
+
+
+def _form(first, nc, k, max_groups, X, tree, alive, labels, total, st, anchor, shell,
+          rho2_b, shell_b, references, taken, scratch, group):
+    """Form up to ``max_groups`` groups (or finish); the state lives in the arrays."""
+    (P, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
+     rho2) = tree
+    stack, stack_d2, buffer, work = scratch[0], scratch[1], scratch[5], scratch[6]
+    target = st[_GROUPS] + max_groups
+    while st[_GROUPS] < target and not st[_DONE]:
+        count = st[_COUNT]
+        if count < 2 * k:
+            if count:
+                for i in range(X.shape[0]):
+                    if alive[i]:
+                        labels[i] = st[_GROUPS]
+                        alive[i] = False
+                st[_GROUPS] += 1
+                st[_COUNT] = 0
+            st[_DONE] = 1
+            break
+        if first == 2:
+            if st[_TURN] % 2 == 0:
+                pointer = st[_POINT_A:_POINT_A + 1]
+                row = index._farthest_in_shell(references[0], references[0],
+                                               shell[:st[_SHELL_A]], pointer, rho2, head,
+                                               end, members, P)[0]
+            else:
+                pointer = st[_POINT_B:_POINT_B + 1]
+                row = index._farthest_in_shell(references[1], references[1],
+                                               shell_b[:st[_SHELL_B]], pointer, rho2_b,
+                                               head, end, members, P)[0]
+            st[_TURN] += 1
+        else:
+            row = _from_centroid(X, tree, total, anchor, shell, st, work)
+        size = _grow(row, k, nc, tree, taken, scratch, group)
+        r_point = P[row].copy()
+        _take(group, size, st[_GROUPS], X, tree, alive, labels, total, st)
+        if first == 0 and count >= 3 * k:
+            s_row = index._farthest_from(r_point, anchor, first_leaf, start, stop, head, end,
+                                         members, P, lo, hi, cnt, top, stack, stack_d2,
+                                         buffer, work)[0]
+            size = _grow(s_row, k, nc, tree, taken, scratch, group)
+            _take(group, size, st[_GROUPS], X, tree, alive, labels, total, st)
+
+
+for _name in ("_take", "_grow", "_from_centroid", "_form"):
+    _compiled = kernel(globals()[_name])
+    if _compiled is not None:
+        globals()[_name] = _compiled
+
+
+def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
+                       state: TaskState, name: str) -> np.ndarray:
+    """Labels of :func:`core.methods.heuristics.fixed_size`, computed on the spatial index.
+
+    ``X`` must already be checked (finite, ``2 <= k <= n``).
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n, d = X.shape
+    members, starts, row_of = index.distinct_rows(X)
+    P = X[members[starts[:-1]]]
+    perm, start, stop, levels = index.build_tree(P)
+    P = np.ascontiguousarray(P[perm])
+    head, end = starts[:-1][perm].copy(), starts[1:][perm].copy()
+    inverse = np.empty_like(perm)
+    inverse[perm] = np.arange(len(perm))
+    row_of = inverse[row_of]
+    first_leaf = (1 << levels) - 1
+    leaf_of = np.empty(len(P), dtype=np.int64)
+    for node in range(first_leaf, 2 * first_leaf + 1):
+        leaf_of[start[node]:stop[node]] = node
+    n_nodes = len(start)
+    lo, hi = np.zeros((n_nodes, d)), np.zeros((n_nodes, d))
+    cnt, top = np.zeros(n_nodes, dtype=np.int64), np.zeros(n_nodes)
+    rho2, rho2_b = np.zeros(len(P)), np.zeros(len(P))
+    shell, shell_b = np.zeros(len(P), dtype=np.int64), np.zeros(len(P), dtype=np.int64)
+    total = column_sums(X)
+    references = np.stack([X.max(axis=0), X.min(axis=0)])
+    anchor = references[0].copy() if first == "tfrp" else total / n
+    order = index._anchor_at(anchor, P, head, end, rho2)
+    shell[:len(order)] = order
+    st = np.zeros(11, dtype=np.int64)
+    st[_COUNT], st[_BUFFER], st[_SHELL_A] = n, n, len(order)
+    if first == "tfrp":
+        order = index._anchor_at(references[1], P, head, end, rho2_b)
+        shell_b[:len(order)] = order
+        st[_SHELL_B] = len(order)
+    index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
+    tree = (P, head, end, members, row_of, leaf_of, start, stop,
+            first_leaf, lo, hi, cnt, top, rho2)
+    depth = 2 * levels + 8
+    work = np.zeros(4, dtype=np.int64)
+    scratch = (np.zeros(depth, dtype=np.int64), np.zeros(depth), np.zeros(k),
+               np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64),
+               np.zeros(2 * index.LEAF_SIZE + 2), work)
+    alive = np.ones(n, dtype=bool)
+    labels = np.full(n, -1, dtype=np.int64)
+    taken = np.zeros(len(P), dtype=np.int64)
+    group = np.zeros(k, dtype=np.int64)
+    chunk = 16
+    while not st[_DONE]:
+        began = time.perf_counter()
+        _form(_FIRST[first], growth == "nc", k, chunk, X, tree, alive, labels, total, st,
+              anchor, shell, rho2_b, shell_b, references, taken, scratch, group)
+        if st[_BAD]:
+            raise AssertionError("spatial index: a group took a record out of queue order")
+        state.step((n - st[_COUNT]) / n, f"{name}: {st[_GROUPS]} groups formed")
+        spent = time.perf_counter() - began
+        chunk = int(min(max(chunk * (0.1 / max(spent, 1e-4)), 1), 4 * chunk + 1))
+    fixed_size_indexed.work = work
+    return labels
