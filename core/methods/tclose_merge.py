@@ -39,6 +39,7 @@ __all__ = ["merge_until_close"]
 
 _EPS = float(np.finfo(np.float64).eps)
 _SECONDS_PER_CALL = 0.1
+_STEPS = 64
 
 
 def _tree_update(tree, leaves, emd, alive, g):
@@ -189,7 +190,10 @@ def merge_until_close(X, attributes, labels, t, state: TaskState, compact):
     candidates = np.empty(groups, dtype=np.int64)
     result = np.zeros(4, dtype=np.int64)
     limit = float(t) + EMD_TOLERANCE
-    merges, forced, budget = 0, -1, 64
+    # Progress in at least _STEPS steps however fast the merges are, and a return to
+    # Python every _SECONDS_PER_CALL at most however slow.
+    most = max(1, groups // _STEPS)
+    merges, forced, budget = 0, -1, 1
     while True:
         started = time.perf_counter()
         merge_steps(head, tail, following, sizes, sums, counts, centroids, alive, emd, tree,
@@ -200,7 +204,7 @@ def merge_until_close(X, attributes, labels, t, state: TaskState, compact):
         merges += int(result[1])
         elapsed = time.perf_counter() - started
         if result[1] and elapsed < _SECONDS_PER_CALL / 2:
-            budget = min(budget * 2, 1 << 20)
+            budget = min(budget * 2, most)
         elif elapsed > _SECONDS_PER_CALL:
             budget = max(1, budget // 2)
         state.step(merges / max(1, groups - 1), f"t-closeness: {merges} clusters merged")
