@@ -196,3 +196,14 @@ def test_stable_argsort_on_larger_and_tie_heavy_inputs(monkeypatch, rows_per_cal
     state.cancel()
     with pytest.raises(Cancelled):
         ordered_cuts.stable_argsort(rng.normal(size=100), state=state)
+
+
+def test_mic1d_masks_alike_with_numpys_stable_argsort(monkeypatch):
+    import core.methods.mic1d as mic1d_module
+
+    rng = np.random.default_rng(8)
+    X = np.column_stack([rng.integers(0, 4, size=400), rng.normal(size=400).round(1)])
+    fast = mic1d_module.mic1d_values(X, k=7)
+    monkeypatch.setattr(mic1d_module, "stable_argsort",
+                        lambda values, state=None: np.argsort(values, kind="stable"))
+    assert np.array_equal(mic1d_module.mic1d_values(X, k=7), fast)

@@ -73,6 +73,7 @@ import pandas as pd
 from core.errors import MicroaggError
 from core.data.prepare import numeric_matrix
 from core.progress import TaskState
+from core.methods.ordered_cuts import stable_argsort  # numpy's stable order, by radix
 
 __all__ = ["mic1d", "mic1d_values", "masked_values"]
 
@@ -143,7 +144,7 @@ def _mic1d(X, k, state, *, average: bool) -> np.ndarray:
     state = state or TaskState()
     state.step(0.0, "Mic1D-k: vectorizing and sorting the values")
     vector = X.T.reshape(-1)  # column by column: attribute 1's values, then attribute 2's
-    first_order = np.argsort(vector, kind="stable")
+    first_order = stable_argsort(vector, state=state)
     v = vector[first_order]
     runs = np.arange(n_values) // k  # run of every position of a sorted vector
     low1, high1 = _run_ranges(v, runs)
@@ -151,7 +152,7 @@ def _mic1d(X, k, state, *, average: bool) -> np.ndarray:
     u = _normalize(v, runs, low1, span1)
     state.step(0.4, "Mic1D-k: re-sorting and re-normalizing")
     # Stable sort of u in the first sorted order: ties keep that order.
-    second_order = np.argsort(u, kind="stable")
+    second_order = stable_argsort(u, state=state)
     u_sorted = u[second_order]
     low2, high2 = _run_ranges(u_sorted, runs)
     span2 = high2 - low2
