@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 from PySide6.QtCore import QStandardPaths, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import (QLabel, QMainWindow, QMessageBox, QProgressBar, QSplitter,
+from PySide6.QtWidgets import (QFileDialog, QLabel, QMainWindow, QMessageBox, QProgressBar, QSplitter,
                                QStyle, QTabWidget, QToolBar)
 
 from core import (AnonymizationResult, MicroaggError, RoleSpec, SmallStratumError,
@@ -37,6 +37,7 @@ from microagg_desktop.recent_files import RecentFiles
 from microagg_desktop.results_panel import ResultsPanel
 from microagg_desktop.role_editor import RoleEditor
 from microagg_desktop.role_memory import RoleMemory
+from microagg_desktop.cluster_panel import blocked_summary, run_blocked
 from microagg_desktop.settings_store import QSettingsStore
 from microagg_desktop.state import SAMPLE_ROLES
 from microagg_desktop.sweep_panel import SweepPanel
@@ -447,8 +448,39 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
             return False
         self._request = request
         self._guarded("remembering the roles", self.role_editor.remember, self.role_memory)
+        blocked = self.method_panel.cluster_box.options()
+        if blocked is not None:
+            return self._start_blocked(request, blocked)
         self._start_run()
         return True
+
+    def ask_blocked_output(self) -> str:
+        """The folder a blocked run writes its parts to ("" if none; tests replace this)."""
+        suggested = str(Path(self.recent.folder(self.default_folder))
+                        / f"{self._stem()}_released_parts")
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Write the release as a folder of Parquet parts", suggested,
+            "Folder of parts (*)")
+        return path
+
+    def _start_blocked(self, request: dict, blocked: dict) -> bool:
+        """Run blocked on Dask (Method ▸ Advanced); the release goes to a folder of parts."""
+        output = self.ask_blocked_output()
+        if not output:
+            return False
+        self._task = "blocked"
+        self.clock.start()
+        self.runner.start(run_blocked, self.table, roles=request["roles"],
+                          method=request["method"], output=output,
+                          parameters=self.method_panel.parameters(), **blocked)
+        where = blocked["scheduler"] or "a local Dask cluster"
+        self.set_status(f"Running {get_method(request['method']).label} blocked on {where}…")
+        self._update_actions()
+        return True
+
+    def show_blocked(self, result) -> None:
+        """A blocked run's summary (a message box; tests replace this)."""
+        QMessageBox.information(self, APP_TITLE, blocked_summary(result))
 
     def _start_run(self) -> None:
         self._task = "run"
@@ -494,6 +526,13 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         if self._task == "restore":
             self._restored(value)
             return
+        if self._task == "blocked":
+            self.progress.setValue(1000)
+            verdict = "verified" if value.verification.passed else "NOT verified"
+            self.set_status(f"Blocked run done in {value.seconds:.1f} s: IL {value.il:.2f} %, "
+                            f"{verdict}; written to {value.output}.")
+            self.show_blocked(value)
+            return
         if self._task == "sweep":
             self.sweep_panel.show_sweep(self._sweep_parameter, value)
             self.set_status(f"Sweep done: {len(value)} runs. Pick a point to add it to "
@@ -524,7 +563,8 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
     def _on_cancelled(self) -> None:
         self.progress.setValue(0)
         self._keep_unrestored()
-        self.set_status({"run": "Run cancelled.", "sweep": "Sweep cancelled."}.get(
+        self.set_status({"run": "Run cancelled.", "sweep": "Sweep cancelled.",
+                         "blocked": "Blocked run cancelled: nothing was written."}.get(
             self._task, "Cancelled: the project's runs were not all recomputed."))
 
     def _on_finished(self) -> None:

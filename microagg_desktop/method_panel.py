@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QFrame, Q
 from core import RoleSpec
 from core.methods.registry import get_method, methods
 from core.methods.registry import Interval, Options, Parameter
+from microagg_desktop.cluster_panel import ClusterBox
 from microagg_desktop.state import MethodState
 from microagg_desktop.wizard_state import (group_methods, guarantee_text,
                                            parameter_tooltip, what_will_happen)
@@ -276,6 +277,9 @@ class MethodPanel(QWidget):
         dp_form.addRow("Seed:", self.seed_spin)
         dp_form.addRow("", dp_help)
         layout.addWidget(self.dp_box)
+        self.cluster_box = ClusterBox(self)
+        self.cluster_box.changed.connect(self.changed.emit)
+        layout.addWidget(self.cluster_box)
         layout.addStretch(1)
         self.method_box.currentIndexChanged.connect(self._on_method_chosen)
         self.changed.connect(self._show_forecast)

@@ -1,0 +1,56 @@
+"""Method ▸ Advanced: a blocked run on a local Dask cluster from the window."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from microagg_desktop.cluster_panel import dask_available
+
+pytestmark = [pytest.mark.gui,
+              pytest.mark.skipif(not dask_available(), reason="the cluster extra is missing")]
+
+
+def test_the_advanced_choice_runs_blocked_and_reports_the_written_release(qtbot, window,
+                                                                          tmp_path):
+    assert window.open_sample()
+    window.method_panel.set_method("mdav")
+    window.method_panel.set_parameter("k", 3)
+    box = window.method_panel.cluster_box
+    assert box.isEnabled() and not box.isChecked() and box.options() is None
+    box.setChecked(True)
+    box.block_spin.setValue(100)
+    assert box.options() == {"scheduler": None, "block_size": 100}
+    output = tmp_path / "released_parts"
+    window.ask_blocked_output = lambda: str(output)
+    shown = []
+    window.show_blocked = shown.append
+    with qtbot.waitSignal(window.runner.signals.finished, timeout=120_000):
+        assert window.run()
+    assert window.errors == []
+    (result,) = shown
+    assert result.verification.passed and result.n_blocks > 1
+    assert result.min_group_size >= 3
+    parts = sorted(output.iterdir())
+    released = pd.concat(pd.read_parquet(part) for part in parts)
+    assert len(released) == len(window.table) == result.n_records
+    assert "verified" in window.status_label.text() and str(output) in window.status_label.text()
+    assert len(window.history) == 0  # a blocked release is not a run of the loaded table
+
+
+def test_a_bad_scheduler_address_is_a_message_and_the_window_stays_usable(qtbot, window,
+                                                                          tmp_path):
+    assert window.open_sample()
+    window.method_panel.set_method("mdav")
+    box = window.method_panel.cluster_box
+    box.setChecked(True)
+    box.scheduler_edit.setText("tcp://127.0.0.1:1")
+    window.ask_blocked_output = lambda: str(tmp_path / "out")
+    with qtbot.waitSignal(window.runner.signals.finished, timeout=120_000):
+        assert window.run()
+    assert len(window.errors) == 1 and "127.0.0.1:1" in window.errors[0]
+    assert not (tmp_path / "out").exists()
+    box.setChecked(False)
+    with qtbot.waitSignal(window.runner.signals.finished, timeout=60_000):
+        assert window.run()
+    assert window.result is not None and window.result.passed
