@@ -1,15 +1,22 @@
 """Reading an Excel workbook (.xlsx, .xlsm): one sheet, header found, error cells refused.
 
-openpyxl reads the sheet in read-only mode, once: the cells are converted as pandas'
-``read_excel`` converts them, error cells (``#DIV/0!``, ``#N/A``, ...) are collected on
-the way (pandas would make them missing values), and pandas' ``TextParser`` (what
-``read_excel`` itself uses) infers the column types. A workbook that is not a ZIP package
+python-calamine (Rust, what ``read_excel(engine="calamine")`` uses) reads the sheet; the
+cells are converted as pandas' ``read_excel`` converts them (whole numbers as ints, dates
+as datetimes), and pandas' ``TextParser`` (what ``read_excel`` itself uses) infers the
+column types. calamine reports an error cell (``#DIV/0!``, ``#N/A``, ...) as an empty
+cell and parses every number as a float, so openpyxl (read-only, once) reads the sheet
+instead when the package holds an error cell (``t="e"``) or calamine shows a number
+beyond 2**53 (an integer openpyxl keeps exactly); openpyxl then collects the error cells
+for the message. calamine does not see empty rows after the table, so the note about
+dropped trailing rows comes from the openpyxl reading only. A workbook that is not a ZIP package
 (a password-protected one is an encrypted OLE file; an old ``.xls`` renamed) is named for
 what it is before openpyxl sees it.
 """
 
 from __future__ import annotations
 
+import datetime
+import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -30,15 +37,16 @@ _ERRORS_SHOWN = 5
 
 def sheet_names(path: Path) -> list[str]:
     """The worksheet names of a workbook, in workbook order."""
-    workbook = _open(path)
+    workbook = _open_calamine(path)
     try:
-        return list(workbook.sheetnames)
+        return list(workbook.sheet_names)
     finally:
         workbook.close()
 
 
 def read_xlsx(path: Path, *, sheet: str | int | None, skip_rows: int | None,
-              recorder: Recorder, state: TaskState | None = None) -> pd.DataFrame:
+              recorder: Recorder, state: TaskState | None = None,
+              engine: str = "calamine") -> pd.DataFrame:
     """Read one sheet; ``skip_rows`` rows before the header (else the first non-empty row).
 
     ``state`` receives the fraction of the sheet's declared rows read (every 1,000 rows)
@@ -50,15 +58,30 @@ def read_xlsx(path: Path, *, sheet: str | int | None, skip_rows: int | None,
         For an encrypted or non-workbook file, a missing sheet, an empty first sheet when
         another has data, a title row above the header, or error cells in the table.
     """
-    workbook = _open(path)
-    try:
-        names = list(workbook.sheetnames)
-        name = _choose_sheet(path, names, sheet)
-        rows, errors, trailing = _sheet_rows(workbook[name], state)
-        if sheet is None and not rows:
-            _refuse_empty_first_sheet(path, workbook, names)
-    finally:
-        workbook.close()
+    rows = None
+    if engine == "calamine" and not _has_error_cells(path):
+        workbook = _open_calamine(path)
+        try:
+            names = list(workbook.sheet_names)
+            name = _choose_sheet(path, names, sheet)
+            rows = _calamine_rows(path, workbook, name, state)
+            if rows is not None and sheet is None and not rows:
+                with_data = [n for n in names[1:] if _calamine_rows(path, workbook, n, None)]
+                _refuse_empty_first_sheet(path, names, with_data)
+        finally:
+            workbook.close()
+        errors, trailing = [], 0
+    if rows is None:
+        workbook = _open(path)
+        try:
+            names = list(workbook.sheetnames)
+            name = _choose_sheet(path, names, sheet)
+            rows, errors, trailing = _sheet_rows(workbook[name], state)
+            if sheet is None and not rows:
+                _refuse_empty_first_sheet(
+                    path, names, [n for n in names[1:] if _has_data(workbook[n])])
+        finally:
+            workbook.close()
     recorder.set("sheet", name, "given" if sheet is not None else "default")
     start = _header_row(path, name, rows, skip_rows)
     recorder.set("header_line", start + 1, "given" if skip_rows is not None else "detected")
@@ -79,7 +102,77 @@ def read_xlsx(path: Path, *, sheet: str | int | None, skip_rows: int | None,
     return TextParser([header] + body, header=0, skip_blank_lines=False).read()
 
 
-def _open(path: Path):
+def _open_calamine(path: Path):
+    _check_package(path)
+    from python_calamine import CalamineWorkbook
+
+    try:
+        return CalamineWorkbook.from_path(str(path))
+    except Exception:  # a damaged package: calamine's own error types
+        raise MicroaggError(f"'{path.name}' could not be opened as an Excel workbook: it is "
+                            "damaged or was not saved by a spreadsheet program.") from None
+
+
+def _has_error_cells(path: Path) -> bool:
+    """Whether a worksheet of the package has a cell of the error type (``t="e"``)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for part in archive.namelist():
+                if part.startswith("xl/worksheets/") and part.endswith(".xml"):
+                    with archive.open(part) as stream:
+                        tail = b""
+                        while block := stream.read(1 << 22):
+                            text = tail + block
+                            if b't="e"' in text or b"t='e'" in text:
+                                return True
+                            tail = text[-8:]
+    except (zipfile.BadZipFile, OSError, KeyError, EOFError, ValueError):
+        return False  # the reader that opens it names the damage
+    return False
+
+
+_EXACT_LIMIT = 2.0 ** 53
+
+
+def _calamine_rows(path: Path, workbook, name: str, state: TaskState | None) -> list[list] | None:
+    """The rows as pandas converts them; ``None`` when a number needs openpyxl."""
+    try:
+        sheet = workbook.get_sheet_by_name(name)
+        if state is not None:
+            state.step(0.3, "Reading the rows")  # calamine parsed the sheet at once
+        values = sheet.to_python(skip_empty_area=False)
+    except Exception:
+        raise MicroaggError(f"'{path.name}' sheet '{name}' could not be read: the "
+                            "workbook is damaged.") from None
+    rows, last = [], -1
+    total = max(len(values), 1)
+    for number, row in enumerate(values, start=1):
+        if state is not None and number % 5000 == 0:
+            state.step(min(0.3 + 0.65 * number / total, 0.95), "Reading the rows")
+        out = []
+        for value in row:
+            kind = type(value)
+            if kind is float:
+                if not -_EXACT_LIMIT < value < _EXACT_LIMIT:
+                    if value != value or value in (float("inf"), float("-inf")):
+                        out.append(value)
+                        continue
+                    return None
+                whole = int(value)
+                out.append(whole if whole == value else value)
+            elif kind is datetime.date:
+                out.append(datetime.datetime(value.year, value.month, value.day))
+            else:
+                out.append(value)
+        while out and out[-1] == "":
+            out.pop()
+        if out:
+            last = number - 1
+        rows.append(out)
+    return rows[:last + 1]
+
+
+def _check_package(path: Path) -> None:
     with open(path, "rb") as handle:
         head = handle.read(8)
     if head == _OLE:
@@ -95,6 +188,10 @@ def _open(path: Path):
     if not head.startswith(b"PK"):
         raise MicroaggError(f"'{path.name}' is not an Excel workbook (.xlsx): it is damaged "
                             "or another kind of file.")
+
+
+def _open(path: Path):
+    _check_package(path)
     import openpyxl
 
     try:
@@ -171,8 +268,7 @@ def _header_row(path: Path, sheet: str, rows: list[list], skip: int | None) -> i
     return first
 
 
-def _refuse_empty_first_sheet(path: Path, workbook, names: list[str]) -> None:
-    with_data = [n for n in names[1:] if _has_data(workbook[n])]
+def _refuse_empty_first_sheet(path: Path, names: list[str], with_data: list[str]) -> None:
     if with_data:
         raise MicroaggError(
             f"'{path.name}': the first sheet, '{names[0]}', is empty. Its sheets: "
