@@ -160,6 +160,8 @@ def _calamine_rows(path: Path, workbook, name: str, state: TaskState | None) -> 
                     return None
                 whole = int(value)
                 out.append(whole if whole == value else value)
+            elif kind is int and not -_EXACT_LIMIT < value < _EXACT_LIMIT:
+                return None
             elif kind is datetime.date:
                 out.append(datetime.datetime(value.year, value.month, value.day))
             else:
