@@ -1,0 +1,178 @@
+"""Compiled t-closeness paths give exactly the reference's results (labels, swaps, merges).
+
+The references are the numpy implementations kept in core.methods.tcloseness and
+core.privacy.attributes; the compiled ones are core.methods.tclose_emd,
+tclose_kfirst and tclose_merge. Equality is exact (==), not approximate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.compiled import COMPILED
+from core.errors import Cancelled
+from core.methods import tcloseness
+from core.methods.tcloseness import kfirst_labels_reference, tc_kfirst, tc_merge
+from core.privacy.attributes import TCloseAttribute
+from core.progress import TaskState
+
+pytestmark = pytest.mark.skipif(not COMPILED, reason="numba missing or switched off")
+
+if COMPILED:
+    from core.methods.tclose_emd import cluster_emd, pack_attributes
+    from core.methods.tclose_kfirst import kfirst_labels, swap_scan
+    from core.methods.tclose_merge import merge_until_close
+
+
+def data(n, seed, *, distinct_rows=None, distinct_values=None, d=3, nominal=False):
+    """QIs (optionally only a few distinct rows) and 1–2 confidential attributes."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    if distinct_rows:
+        X = X[rng.integers(0, min(distinct_rows, n), n)]
+    values = X[:, 0] + rng.normal(size=n)
+    if distinct_values:
+        values = rng.integers(0, distinct_values, n) + (X[:, 0] > 0) * distinct_values
+    attributes = [TCloseAttribute.from_values(values)]
+    if nominal:
+        attributes.append(TCloseAttribute.from_values(
+            rng.choice(["a", "b", "c", "d"], size=n, p=(0.55, 0.25, 0.15, 0.05))))
+    return X, attributes
+
+
+cases = st.fixed_dictionaries({
+    "n": st.integers(1, 70), "seed": st.integers(0, 10**6), "k": st.integers(1, 6),
+    "t": st.sampled_from([0.0, 0.02, 0.05, 0.1, 0.2, 0.4, 1.0]),
+    "distinct_rows": st.sampled_from([None, 1, 2, 5]),
+    "distinct_values": st.sampled_from([None, 1, 2, 4]),
+    "nominal": st.booleans()})
+
+
+@settings(max_examples=40, deadline=None)
+@given(cases)
+def test_kfirst_compiled_equals_reference(case):
+    k = min(case.pop("k"), case["n"])
+    t = case.pop("t")
+    X, attributes = data(**case)
+    expected, expected_swaps = kfirst_labels_reference(X, attributes, k, t, TaskState())
+    labels, swaps = kfirst_labels(X, attributes, k, t, TaskState())
+    np.testing.assert_array_equal(labels, expected)
+    assert swaps == expected_swaps
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases, st.integers(1, 8))
+def test_merge_compiled_equals_reference(case, base_size):
+    case.pop("k")
+    t = case.pop("t")
+    X, attributes = data(**case)
+    base = np.random.default_rng(case["seed"]).permutation(case["n"]) // base_size
+    expected, expected_merges = tcloseness._merge_until_close(X, attributes, base, t,
+                                                              TaskState())
+    labels, merges = merge_until_close(X, attributes, base, t, TaskState(),
+                                       tcloseness._compact)
+    np.testing.assert_array_equal(labels, expected)
+    assert merges == expected_merges
+
+
+@pytest.mark.parametrize("nominal", [False, True])
+@pytest.mark.parametrize("distinct_rows,distinct_values", [(None, None), (40, 3)])
+def test_whole_methods_equal_reference_at_a_few_hundred(nominal, distinct_rows,
+                                                        distinct_values, monkeypatch):
+    X, attributes = data(250, 5, d=4, nominal=nominal, distinct_rows=distinct_rows,
+                         distinct_values=distinct_values)
+    for t in (0.08,):
+        compiled = tc_kfirst(X, attributes, k=5, t=t)
+        merged = tc_merge(X, attributes, k=5, t=t)
+        monkeypatch.setattr(tcloseness, "COMPILED", False)
+        reference = tc_kfirst(X, attributes, k=5, t=t)
+        reference_merged = tc_merge(X, attributes, k=5, t=t)
+        monkeypatch.setattr(tcloseness, "COMPILED", True)
+        np.testing.assert_array_equal(compiled.labels, reference.labels)
+        assert (compiled.swaps, compiled.merges, compiled.max_emd) \
+            == (reference.swaps, reference.merges, reference.max_emd)
+        np.testing.assert_array_equal(merged.labels, reference_merged.labels)
+        assert merged.merges == reference_merged.merges
+
+
+def test_merge_resolves_equal_centroids_as_the_reference():
+    """Duplicated records give clusters with the same centroid: ties go to the first."""
+    X = np.repeat(np.array([[0.0, 0.0], [1.0, 1.0]]), 12, axis=0)
+    values = np.arange(24)
+    attributes = [TCloseAttribute.from_values(values)]
+    base = np.arange(24) // 2  # six clusters at each point
+    expected = tcloseness._merge_until_close(X, attributes, base, 0.1, TaskState())
+    got = merge_until_close(X, attributes, base, 0.1, TaskState(), tcloseness._compact)
+    np.testing.assert_array_equal(got[0], expected[0])
+    assert got[1] == expected[1] > 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 70), st.integers(1, 12), st.integers(0, 2**31), st.booleans())
+def test_cluster_emd_is_the_reference_float(size, distinct, seed, nominal):
+    rng = np.random.default_rng(seed)
+    n = size + int(rng.integers(0, 30))
+    values = rng.integers(0, distinct, n)
+    attribute = TCloseAttribute.from_values(values, kind="nominal" if nominal else None)
+    packed = pack_attributes([attribute])
+    members = rng.permutation(n)[:size].astype(np.int64)
+    assert cluster_emd(packed.codes, members, size, packed.kinds, packed.ms,
+                       packed.cumulative, packed.prefix, packed.counts, packed.n) \
+        == attribute.emd(members)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(2, 80), st.integers(1, 12), st.integers(0, 2**31), st.booleans())
+def test_swap_scan_prices_a_swap_as_swap_emds(n, distinct, seed, nominal):
+    """One candidate: the swap made (or not) and the EMD reached are the reference's."""
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, distinct, n)
+    attribute = TCloseAttribute.from_values(values, kind="nominal" if nominal else None)
+    packed = pack_attributes([attribute])
+    order = rng.permutation(n)
+    size = int(rng.integers(1, n))
+    members, candidate = np.sort(order[:size]), order[size:size + 1]
+    emd = attribute.emd(members)
+    grid = attribute.swap_emds(members, candidate)[0]
+    result = np.zeros(3)
+    positions = members.astype(np.int64).copy()
+    swap_scan(positions, packed.codes[:, members].copy(), candidate.astype(np.int64),
+              packed.codes[:, candidate].copy(), packed.kinds, packed.ms, packed.cumulative,
+              packed.prefix, packed.counts, packed.n, emd, -1.0, 1e-12, result)
+    best = int(np.argmin(grid))
+    if grid[best] < emd - 1e-12:
+        assert result[0] == grid[best] and result[1] == 1
+        expected = members.copy()
+        expected[best] = candidate[0]
+        np.testing.assert_array_equal(positions, np.sort(expected))
+    else:
+        assert result[0] == emd and result[1] == 0
+        np.testing.assert_array_equal(positions, members)
+
+
+def cancel_after(first_fraction):
+    seen = []
+
+    def callback(fraction, message):
+        seen.append(message)
+        if fraction >= first_fraction:
+            state.cancel()
+
+    state = TaskState(callback)
+    return state, seen
+
+
+def test_cancelling_a_large_run_stops_it_quickly():
+    X, attributes = data(30_000, 1, d=10)
+    state, seen = cancel_after(0.0)
+    with pytest.raises(Cancelled):
+        tc_kfirst(X, attributes, k=5, t=0.1, state=state)
+    assert len(seen) == 1  # the next cluster's step raised
+    base = np.arange(30_000) // 5
+    state, seen = cancel_after(0.51)  # inside the merging, after MDAV
+    with pytest.raises(Cancelled):
+        tc_merge(X, attributes, k=5, t=0.0, base_labels=base, state=state)
+    assert any("merged" in m for m in seen)
