@@ -91,7 +91,7 @@ def test_missing_input_and_bad_output_name(tmp_path, sample_path, capsys):
                "--qi", "a") == 2
     assert "does not exist" in capsys.readouterr().err
     assert run("anonymize", sample_path, "-o", tmp_path / "o.json", "--qi", *QI) == 2
-    assert "use a .csv or .xlsx" in capsys.readouterr().err
+    assert "use a .csv, .xlsx or .parquet" in capsys.readouterr().err
     assert os.listdir(tmp_path) == []
 
 

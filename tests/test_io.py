@@ -111,7 +111,15 @@ def test_failed_write_leaves_no_partial_file_and_keeps_the_old_one(tmp_path):
 
 def test_write_errors_are_clear(tmp_path):
     table = pd.DataFrame({"x": [1]})
-    with pytest.raises(MicroaggError, match="use a .csv or .xlsx"):
+    with pytest.raises(MicroaggError, match="use a .csv, .xlsx or .parquet"):
         write_table(tmp_path / "out.json", table)
     with pytest.raises(MicroaggError, match="does not exist"):
         write_table(tmp_path / "missing" / "out.csv", table)
+
+
+def test_parquet_export_round_trips_when_pyarrow_is_installed(tmp_path):
+    pytest.importorskip("pyarrow")
+    table = pd.DataFrame({"x": [1.5, 2.25], "region": ["North", "South"]})
+    written = write_table(tmp_path / "out.parquet", table)
+    pd.testing.assert_frame_equal(pd.read_parquet(written), table)
+    assert [p.name for p in tmp_path.iterdir()] == ["out.parquet"]

@@ -26,6 +26,7 @@ XLSX
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import re
@@ -93,7 +94,7 @@ def atomic_write(path: str | os.PathLike, write) -> Path:
 def write_table(path: str | os.PathLike, table: pd.DataFrame, *,
                 extra_sheets: Sequence[tuple[str, pd.DataFrame]] = (),
                 sheet_name: str = "masked") -> Path:
-    """Write ``table`` to ``.csv`` or ``.xlsx`` (by extension), atomically (module notes).
+    """Write ``table`` to ``.csv``, ``.xlsx`` or ``.parquet`` (by extension), atomically.
 
     An XLSX file gets ``table`` on the sheet ``sheet_name`` and every ``extra_sheets``
     entry (name, frame) after it. A CSV file holds ``table`` only.
@@ -110,13 +111,23 @@ def write_table(path: str | os.PathLike, table: pd.DataFrame, *,
             raise MicroaggError(
                 f"Cannot export {len(table):,} records to '{target.name}': an Excel sheet "
                 f"holds at most {EXCEL_MAX_ROWS - 1:,} rows below its header. Export to "
-                "a .csv file instead.")
+                "a .csv file instead (or .parquet, with the cluster extra installed), "
+                "or run blocked with `--engine dask`, which writes a folder of parts.")
 
         def write(temporary):
             _write_xlsx(temporary, [(sheet_name, table), *extra_sheets])
+    elif suffix == ".parquet":
+        if importlib.util.find_spec("pyarrow") is None:
+            raise MicroaggError(
+                f"Cannot export to '{target.name}': Parquet needs pyarrow. Install the "
+                "cluster extra (pip install 'microagg-desktop[cluster]') or export to "
+                "a .csv file.")
+
+        def write(temporary):
+            table.to_parquet(temporary, index=False)
     else:
         raise MicroaggError(
-            f"Cannot export to '{target.name}': use a .csv or .xlsx file name."
+            f"Cannot export to '{target.name}': use a .csv, .xlsx or .parquet file name."
         )
     try:
         return atomic_write(target, write)
