@@ -40,6 +40,7 @@ from core.progress import TaskState
 from core.methods.registry import MethodInput
 from core.pipeline.result import AnonymizationResult, GuaranteeNotMet
 from core.data.roles import RoleSpec
+from core.verify.rows import distinct_rows
 
 __all__ = ["run", "anonymize"]
 
@@ -64,8 +65,8 @@ def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
     if spec.masks_values:
         values = np.asarray(spec.function(MethodInput(plan.encoding.X, table, roles),
                                           state=state.sub(0.0, 0.8), **plan.parameters))
-        _, classes = np.unique(values, axis=0, return_inverse=True)
-        block_labels, details = classes.reshape(-1, 1).astype(np.int64), {}
+        classes = distinct_rows(values).inverse  # numbered as numpy.unique(axis=0)
+        block_labels, details = classes.reshape(-1, 1), {}
     else:
         block_labels, details = partition_blocks(spec, plan.encoding, table, roles,
                                                  plan.blocks, plan.strata, plan.parameters,
@@ -73,8 +74,7 @@ def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
     if (block_labels < 0).any():
         raise GuaranteeNotMet(f"{spec.label} left records without a group (internal error).")
     state.check()
-    _, labels = np.unique(block_labels, axis=0, return_inverse=True)
-    labels = labels.reshape(-1).astype(np.int64)
+    labels = distinct_rows(block_labels).inverse  # numbered as numpy.unique(axis=0)
 
     # 2. aggregate
     if values is not None:
@@ -105,7 +105,7 @@ def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
     # 4. the released table is final; 5. measure and verify it
     state.step(0.85, "measuring disclosure risk and utility")
     measures = measure(table, released, roles, known=list(plan.scenarios),
-                       seed=plan.seed, encoding=plan.encoding)
+                       seed=plan.seed, encoding=plan.encoding, state=state.sub(0.85, 0.95))
     # Mic1D-k's k counts values: the record-level check is against the smallest
     # meaningful class size, 2. A per-attribute method promises nothing per attribute
     # that matters to an intruder who knows several: verify the whole table.
@@ -113,7 +113,8 @@ def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
     check = spec.guarantee.check(
         table, released, roles, k=2 if spec.masks_values else plan.k,
         t=plan.parameters.get("t"),
-        blocks=None if spec.scope == "per-attribute" else plan.blocks)
+        blocks=None if spec.scope == "per-attribute" else plan.blocks,
+        encoding=plan.encoding)
     if not check.passed:
         raise GuaranteeNotMet(f"{spec.label} did not produce {check.failure} "
                               "Nothing was released.")

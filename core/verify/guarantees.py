@@ -131,7 +131,8 @@ class Guarantee(str):
         return str(self)
 
     def check(self, original: pd.DataFrame, released: pd.DataFrame, roles: RoleSpec, *,
-              k: int | None, t: float | None = None, blocks=None) -> GuaranteeCheck:
+              k: int | None, t: float | None = None, blocks=None,
+              encoding=None) -> GuaranteeCheck:
         """Verify ``released`` against ``original`` for this guarantee.
 
         Parameters
@@ -146,9 +147,12 @@ class Guarantee(str):
             The closeness level, for the closeness guarantees.
         blocks : sequence of column tuples, optional
             Attribute blocks, each checked on its own.
+        encoding : Encoding, optional
+            ``original``'s quasi-identifiers measured, when the caller has it (the
+            verifier makes it otherwise; it depends on the original table only).
         """
         verification = verify_k_anonymity(original, released, roles, k or 1,
-                                          blocks=blocks)
+                                          blocks=blocks, encoding=encoding)
         if not self.record_level:
             return GuaranteeCheck(self, verification)
         failure = ""

@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 
 from core.errors import MicroaggError
-from core.data.encoding import encode
+from core.data.encoding import Encoding, encode
 from core.data.roles import RoleSpec
+from core.verify.rows import frame_classes
 
 __all__ = ["Verification", "verify_k_anonymity"]
 
@@ -54,12 +55,17 @@ class Verification:
 
 
 def class_sizes(masked: pd.DataFrame, columns) -> np.ndarray:
-    """Size of every equivalence class of the masked tuples of ``columns``."""
-    return masked.groupby(list(columns), dropna=False, sort=False).size().to_numpy()
+    """Size of every equivalence class of the masked tuples of ``columns``.
+
+    The sizes of ``masked.groupby(list(columns), dropna=False, sort=False).size()``, in
+    that order, found by hashing the rows (:func:`core.verify.rows.frame_classes`).
+    """
+    return frame_classes(masked, list(columns)).counts
 
 
 def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec,
-                       k: int, *, blocks=None) -> Verification:
+                       k: int, *, blocks=None,
+                       encoding: Encoding | None = None) -> Verification:
     """Check that ``masked`` is k-anonymous on the quasi-identifiers of ``roles``.
 
     Classes are the distinct masked quasi-identifier tuples together with the stratum
@@ -72,6 +78,10 @@ def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: Role
     confidential or other columns that differ from the original, and released categories
     that the original does not have (which fails the check: a release may only hold
     categories of the original domain).
+
+    ``encoding`` is ``original``'s quasi-identifiers measured
+    (:func:`core.data.encoding.encode` of ``original`` and ``roles``, ``strict=False``),
+    when the caller already has it; it is made here otherwise.
     """
     qi = list(roles.quasi_identifiers)
     blocks = tuple(tuple(b) for b in blocks) if blocks else (tuple(qi),)
@@ -96,17 +106,23 @@ def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: Role
 
     strata = list(roles.strata)
     smallest_by_block = []
+    found: dict[tuple, np.ndarray] = {}  # sizes per column set (one block is the whole)
     for number, block in enumerate(blocks, start=1):
-        sizes = class_sizes(masked, list(block) + strata)
+        columns = tuple(block) + tuple(strata)
+        if columns not in found:
+            found[columns] = class_sizes(masked, columns)
+        sizes = found[columns]
         smallest = int(sizes.min())
         smallest_by_block.append(smallest)
         if smallest < k:
             where = f" in block {number} ({', '.join(block)})" if len(blocks) > 1 else ""
             notes.insert(0, f"{int((sizes < k).sum())} equivalence class(es){where} have "
                             f"fewer than k = {k} records; the smallest has {smallest}.")
-    whole = class_sizes(masked, qi + strata)
+    columns = tuple(qi) + tuple(strata)
+    whole = found[columns] if columns in found else class_sizes(masked, columns)
 
-    encoding = encode(original, roles, strict=False)
+    if encoding is None:
+        encoding = encode(original, roles, strict=False)
     released, unknown = encoding.values_of(masked)
     for column, count in unknown.items():
         notes.insert(0, f"Column '{column}' releases {count} value(s) that are not "

@@ -1,0 +1,212 @@
+"""Distinct rows of a table in linear time: equivalence classes at census scale.
+
+An equivalence class is a set of records with the same released quasi-identifier tuple.
+``numpy.unique(axis=0)`` finds them by sorting the rows as structured records, which
+takes seconds at 1,000,000 × 10; ``DataFrame.groupby`` factorizes every column and then
+their combination. Here every row is hashed to one 64-bit word (a multiply-xorshift mix
+of its columns' bits, vectorized over the rows), the words are sorted, and every run of
+equal words is checked to hold one row only, so a hash collision can never merge two
+classes: if one happens the exact sort-based path is taken instead.
+
+Equality is that of the reference each function names: :func:`distinct_rows` is
+``numpy.unique(values, axis=0)`` (−0.0 equals 0.0; a row holding NaN is distinct from
+every other row), :func:`frame_classes` is ``DataFrame.groupby(columns, dropna=False)``
+(missing values form one key).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["DistinctRows", "distinct_rows", "frame_keys", "frame_classes"]
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+_MIX2 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX3 = np.uint64(0x94D049BB133111EB)
+
+
+class DistinctRows:
+    """The distinct rows of an (n_records × n_columns) matrix.
+
+    Attributes
+    ----------
+    inverse : ndarray of shape (n_records,), int64
+        Class id of every row (0..n_classes−1).
+    counts : ndarray of shape (n_classes,), int64
+        Rows per class.
+    first : ndarray of shape (n_classes,), int64
+        The first row of every class (its representative).
+    """
+
+    __slots__ = ("inverse", "counts", "first")
+
+    def __init__(self, inverse: np.ndarray, counts: np.ndarray, first: np.ndarray):
+        self.inverse, self.counts, self.first = inverse, counts, first
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.counts.size)
+
+
+def _row_hash(words: np.ndarray) -> np.ndarray:
+    """One well-mixed 64-bit word per row of ``words`` (uint64, n × c)."""
+    h = np.full(len(words), 0x243F6A8885A308D3, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(words.shape[1]):
+            h ^= words[:, j]
+            h *= _MIX
+            h ^= h >> np.uint64(31)
+            h *= _MIX2
+            h ^= h >> np.uint64(29)
+        h *= _MIX3
+        h ^= h >> np.uint64(32)
+    return h
+
+
+def _classes_of_words(words: np.ndarray) -> DistinctRows | None:
+    """Classes of equal rows of ``words`` in hash order, or None on a hash collision."""
+    n = len(words)
+    if n == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return DistinctRows(empty, empty, empty)
+    h = _row_hash(words)
+    order = np.argsort(h, kind="stable")  # stable: a run starts at its first row
+    sorted_h = h[order]
+    starts = np.flatnonzero(np.r_[True, sorted_h[1:] != sorted_h[:-1]])
+    run = np.cumsum(np.r_[False, sorted_h[1:] != sorted_h[:-1]])
+    first = order[starts]
+    if len(starts) < n and not np.array_equal(words[order], words[first[run]]):
+        return None
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = run
+    counts = np.diff(np.r_[starts, n]).astype(np.int64)
+    return DistinctRows(inverse, counts, first.astype(np.int64))
+
+
+def _renumber(found: DistinctRows, rank: np.ndarray) -> DistinctRows:
+    """The same classes numbered by ``rank`` (a permutation of the class ids)."""
+    new_id = np.empty_like(rank)
+    new_id[rank] = np.arange(len(rank), dtype=np.int64)
+    return DistinctRows(new_id[found.inverse], found.counts[rank], found.first[rank])
+
+
+def _lexicographic(rows: np.ndarray) -> np.ndarray:
+    """Order of distinct float ``rows`` by their values, first column first.
+
+    Sorted by the first column, then only the runs tied on it are sorted by the next
+    columns (at 1,000,000 continuous rows there are almost none).
+    """
+    order = np.argsort(rows[:, 0], kind="stable")
+    if rows.shape[1] == 1 or len(rows) < 2:
+        return order
+    first = rows[order, 0]
+    tied = np.r_[False, first[1:] == first[:-1]]
+    tied[:-1] |= tied[1:]
+    if not tied.any():
+        return order
+    positions = np.flatnonzero(tied)
+    run = np.cumsum(np.r_[True, first[1:] != first[:-1]])[positions]
+    members = order[positions]
+    keys = [rows[members, j] for j in range(rows.shape[1] - 1, 0, -1)]
+    order[positions] = members[np.lexsort((*keys, run))]
+    return order
+
+
+def distinct_rows(values: np.ndarray, *, order: str = "sorted") -> DistinctRows:
+    """Equivalence classes of the rows of ``values`` (n_records × n_columns, float).
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_records, n_columns)
+    order : {"sorted", "first", "any"}
+        How classes are numbered: ``"sorted"`` as ``numpy.unique(values, axis=0,
+        return_inverse=True)`` does (by the rows' values, first column first),
+        ``"first"`` by first appearance (as ``groupby(sort=False)``), ``"any"`` in no
+        particular order (cheapest; for counts and multiplicities).
+
+    Returns
+    -------
+    DistinctRows
+
+    Examples
+    --------
+    >>> found = distinct_rows(np.array([[2.0, 1.0], [1.0, 5.0], [2.0, 1.0]]))
+    >>> found.inverse.tolist(), found.counts.tolist()
+    ([1, 0, 1], [1, 2])
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 2:
+        raise ValueError("distinct_rows needs a 2-d array (n_records × n_columns).")
+    n = len(values)
+    found = None
+    if values.shape[1] == 0:
+        found = DistinctRows(np.zeros(n, dtype=np.int64),
+                             np.array([n] if n else [], dtype=np.int64),
+                             np.zeros(1 if n else 0, dtype=np.int64))
+        return found
+    if not np.isnan(values).any():  # numpy.unique keeps NaN rows apart: see below
+        found = _classes_of_words(np.ascontiguousarray(values + 0.0).view(np.uint64))
+    if found is None:
+        return _reference(values, order)
+    if order == "first":
+        return _renumber(found, np.argsort(found.first, kind="stable"))
+    if order == "sorted":
+        return _renumber(found, _lexicographic(values[found.first]))
+    return found
+
+
+def _reference(values: np.ndarray, order: str) -> DistinctRows:
+    """The classes by ``numpy.unique(axis=0)``, the exact definition."""
+    if len(values) == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return DistinctRows(empty, empty, empty)
+    _, first, inverse, counts = np.unique(values, axis=0, return_index=True,
+                                          return_inverse=True, return_counts=True)
+    found = DistinctRows(inverse.reshape(-1).astype(np.int64), counts.astype(np.int64),
+                         first.astype(np.int64))
+    if order == "first":
+        return _renumber(found, np.argsort(found.first, kind="stable"))
+    return found
+
+
+def frame_keys(frame: pd.DataFrame, columns) -> np.ndarray:
+    """One uint64 word per value of ``columns``, equal where ``groupby`` keys are equal.
+
+    Float columns give their bits (−0.0 as 0.0, every NaN as one NaN); any other column
+    its ``pandas.factorize`` code, missing values one code.
+    """
+    words = np.empty((len(frame), len(columns)), dtype=np.uint64)
+    for j, column in enumerate(columns):
+        series = frame[column]
+        if isinstance(series.dtype, np.dtype) and series.dtype.kind == "f":
+            x = series.to_numpy(dtype=np.float64)
+            x = np.where(np.isnan(x), np.nan, x) + 0.0
+            words[:, j] = x.view(np.uint64)
+        else:
+            codes, _ = pd.factorize(series, use_na_sentinel=False)
+            words[:, j] = codes.astype(np.uint64)
+    return words
+
+
+def frame_classes(frame: pd.DataFrame, columns) -> DistinctRows:
+    """Classes of ``frame.groupby(list(columns), dropna=False, sort=False).ngroup()``.
+
+    Numbered by first appearance, as that call numbers them.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"a": [1.0, 2.0, 1.0], "b": ["x", "y", "x"]})
+    >>> frame_classes(t, ["a", "b"]).counts.tolist()
+    [2, 1]
+    """
+    words = frame_keys(frame, list(columns))
+    found = _classes_of_words(words)
+    if found is None:
+        ids = frame.groupby(list(columns), dropna=False, sort=False).ngroup().to_numpy()
+        inverse = ids.astype(np.int64)
+        counts = np.bincount(inverse).astype(np.int64)
+        first = np.full(len(counts), len(frame), dtype=np.int64)
+        np.minimum.at(first, inverse, np.arange(len(frame), dtype=np.int64))
+        return DistinctRows(inverse, counts, first)
+    return _renumber(found, np.argsort(found.first, kind="stable"))
