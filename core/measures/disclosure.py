@@ -110,12 +110,23 @@ def interval_disclosure(raw: np.ndarray, raw_masked: np.ndarray, *,
     return float(100.0 * (inside / raw.size))
 
 
-def inside_count(original: np.ndarray, masked: np.ndarray, *, interval: float = 1.0) -> int:
+def inside_count(original: np.ndarray, masked: np.ndarray, *, interval: float = 1.0,
+                 classes: np.ndarray | None = None) -> int:
     """How many original values of one attribute lie in their masked value's interval.
 
-    The interval of :func:`interval_disclosure`, for one column of n values. The masked
-    values are searched in sorted order (the same positions; a sorted search walks the
-    original values once instead of jumping across them).
+    The interval of :func:`interval_disclosure`, for one column of n values.
+
+    Parameters
+    ----------
+    original : ndarray of shape (n_records,)
+    masked : ndarray of shape (n_records,), or (n_classes,) with ``classes``
+        The masked values, or one per class of records released alike.
+    interval : float
+    classes : ndarray of shape (n_records,), optional
+        The class of every record (``masked[classes]`` is the masked column): the
+        positions are then searched once per class. Either way the masked values are
+        searched in sorted order (the same positions; a sorted search walks the
+        original values once instead of jumping across them).
     """
     n = len(original)
     if n == 0:
@@ -123,8 +134,10 @@ def inside_count(original: np.ndarray, masked: np.ndarray, *, interval: float = 
     w = math.ceil(interval / 100.0 * n - 1e-9)
     ordered = np.sort(original)
     by_value = np.argsort(masked, kind="stable")
-    rho = np.empty(n, dtype=np.int64)
+    rho = np.empty(len(masked), dtype=np.int64)
     rho[by_value] = np.searchsorted(ordered, masked[by_value], side="left")
+    if classes is not None:
+        rho = rho[classes]
     np.minimum(rho, n - 1, out=rho)
     low = ordered[np.maximum(rho - w, 0)]
     high = ordered[np.minimum(rho + w, n - 1)]

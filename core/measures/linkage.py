@@ -95,6 +95,7 @@ def _build_tree(points, leaf_size):
     """A KD-tree with tight boxes, split at the median of the widest attribute."""
     m, d = points.shape
     index = np.arange(m)
+    work = points.copy()  # rows moved with their index: the scans below are sequential
     capacity = 2 * (m // max((leaf_size + 1) // 2, 1) + 1) + 1
     start = np.zeros(capacity, dtype=np.int64)
     stop = np.zeros(capacity, dtype=np.int64)
@@ -113,11 +114,11 @@ def _build_tree(points, leaf_size):
         node = stack[top]
         s, e = start[node], stop[node]
         for j in range(d):
-            low[node, j] = points[index[s], j]
-            high[node, j] = points[index[s], j]
+            low[node, j] = work[s, j]
+            high[node, j] = work[s, j]
         for i in range(s + 1, e):
             for j in range(d):
-                v = points[index[i], j]
+                v = work[i, j]
                 if v < low[node, j]:
                     low[node, j] = v
                 elif v > high[node, j]:
@@ -133,15 +134,17 @@ def _build_tree(points, leaf_size):
         mid = (s + e) // 2
         lo_i, hi_i = s, e - 1  # Wirth's selection of the median on `dim`
         while hi_i > lo_i:
-            pivot = points[index[mid], dim]
+            pivot = work[mid, dim]
             i, j = lo_i, hi_i
             while True:
-                while points[index[i], dim] < pivot:
+                while work[i, dim] < pivot:
                     i += 1
-                while pivot < points[index[j], dim]:
+                while pivot < work[j, dim]:
                     j -= 1
                 if i <= j:
                     index[i], index[j] = index[j], index[i]
+                    for c in range(d):
+                        work[i, c], work[j, c] = work[j, c], work[i, c]
                     i += 1
                     j -= 1
                 if i > j:
@@ -151,14 +154,15 @@ def _build_tree(points, leaf_size):
             if mid < i:
                 hi_i = j
         split_dim[node] = dim
-        split_value[node] = points[index[mid], dim]
+        split_value[node] = work[mid, dim]
         left[node], right[node] = n_nodes, n_nodes + 1
         start[n_nodes], stop[n_nodes] = s, mid
         start[n_nodes + 1], stop[n_nodes + 1] = mid, e
         stack[top], stack[top + 1] = n_nodes, n_nodes + 1
         top += 2
         n_nodes += 2
-    return index, start, stop, left, right, split_dim, split_value, low, high, n_nodes
+    return (index, work, start, stop, left, right, split_dim, split_value, low, high,
+            n_nodes)
 
 
 def _search(ordered, weight, start, stop, left, right, split_dim, split_value, low, high,
@@ -260,8 +264,7 @@ def link_queries(points: np.ndarray, multiplicity: np.ndarray, queries: np.ndarr
     points = np.ascontiguousarray(points, dtype=np.float64)
     queries = np.ascontiguousarray(queries, dtype=np.float64)
     tree = _build_compiled(points, _LEAF_SIZE)
-    index, start, stop, left, right, split_dim, split_value, low, high, n_nodes = tree
-    ordered = np.ascontiguousarray(points[index])
+    index, ordered, start, stop, left, right, split_dim, split_value, low, high, _ = tree
     weight = np.asarray(multiplicity, dtype=np.float64)[index]
     position = np.empty(len(index), dtype=np.int64)
     position[index] = np.arange(len(index))

@@ -304,8 +304,8 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
         unordered = [j for j in columns if nominal[j]]
         for j in ordered:
             if j not in inside:
-                inside[j] = inside_count(raw[:, j], raw_masked[:, j],
-                                         interval=float(interval))
+                inside[j] = inside_count(raw[:, j], raw_masked[found.first, j],
+                                         interval=float(interval), classes=found.inverse)
         # = interval_disclosure(raw[:, ordered], raw_masked[:, ordered]), per attribute once
         disclosed = (float(100.0 * (sum(inside[j] for j in ordered) / (n * len(ordered))))
                      if ordered else 0.0)

@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from core.compiled import kernel
+
 __all__ = ["DistinctRows", "distinct_rows", "frame_keys", "frame_classes"]
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -76,12 +78,34 @@ def _classes_of_words(words: np.ndarray) -> DistinctRows | None:
     starts = np.flatnonzero(np.r_[True, sorted_h[1:] != sorted_h[:-1]])
     run = np.cumsum(np.r_[False, sorted_h[1:] != sorted_h[:-1]])
     first = order[starts]
-    if len(starts) < n and not np.array_equal(words[order], words[first[run]]):
+    if len(starts) < n and not _runs_hold_one_row(words, order, run, first):
         return None
     inverse = np.empty(n, dtype=np.int64)
     inverse[order] = run
     counts = np.diff(np.r_[starts, n]).astype(np.int64)
     return DistinctRows(inverse, counts, first.astype(np.int64))
+
+
+def _same_rows(words, order, run, first):
+    """True when every row of ``words[order]`` equals the first row of its run."""
+    c = words.shape[1]
+    for t in range(len(order)):
+        row, head = order[t], first[run[t]]
+        if row != head:
+            for j in range(c):
+                if words[row, j] != words[head, j]:
+                    return False
+    return True
+
+
+_same_rows_compiled = kernel(_same_rows)
+
+
+def _runs_hold_one_row(words, order, run, first) -> bool:
+    """No hash collision: each run of equal hashes holds copies of one row only."""
+    if _same_rows_compiled is not None:
+        return bool(_same_rows_compiled(words, order, run, first))
+    return bool(np.array_equal(words[order], words[first[run]]))
 
 
 def _renumber(found: DistinctRows, rank: np.ndarray) -> DistinctRows:
