@@ -267,3 +267,13 @@ def test_verifier_counts_classes_as_groupby_did():
                                    int(old_class_sizes(t, ["b", "s"]).min()))
     whole = old_class_sizes(t, ["a", "b", "s"])
     assert (v.n_classes, v.smallest_whole_table) == (whole.size, int(whole.min()))
+
+
+def test_compiled_row_distances_equal_the_numpy_sums():
+    rng = np.random.default_rng(23)
+    A, B = rng.standard_normal((3000, 7)), rng.standard_normal((3000, 7))
+    diff = A - B
+    expected = np.zeros(len(A))
+    for j in range(A.shape[1]):
+        expected += diff[:, j] * diff[:, j]
+    assert np.array_equal(linkage.squared_distances(A, B), expected)

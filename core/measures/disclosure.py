@@ -69,7 +69,8 @@ def record_linkage(Z_original: np.ndarray, Z_masked: np.ndarray, *,
     masked = distinct_rows(Z_masked, order="any")
     points, queries = Z_original[originals.first], Z_masked[masked.first]
     own_point, query_of_record = originals.inverse, masked.inverse
-    own = squared_distances(queries[query_of_record], points[own_point])
+    # Row i's representatives equal rows i up to the sign of a zero: same distances.
+    own = squared_distances(Z_masked, Z_original)
     bound = np.full(len(queries), np.inf)
     np.minimum.at(bound, query_of_record, own)
     nearest, tied = link_queries(points, originals.counts, queries, bound,

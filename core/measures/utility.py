@@ -54,8 +54,8 @@ def information_loss_il1(raw: np.ndarray, raw_masked: np.ndarray) -> tuple[float
         "data": _mean_variation(raw, raw_masked),
         "covariances": _mean_variation(V[upper], V_masked[upper]),
         "variances": _mean_variation(np.diag(V), np.diag(V_masked)),
-        "correlations": float(np.mean(np.abs(_correlation(raw)[upper]
-                                             - _correlation(raw_masked)[upper]))),
+        "correlations": float(np.mean(np.abs(_correlation(raw, V)[upper]
+                                             - _correlation(raw_masked, V_masked)[upper]))),
     }
     il1 = 100.0 * sum(components.values()) / 4
     components["means"] = _mean_variation(raw.mean(axis=0), raw_masked.mean(axis=0))
@@ -74,8 +74,8 @@ def _covariance(X: np.ndarray) -> np.ndarray:
     return centred.T @ centred / len(X)
 
 
-def _correlation(X: np.ndarray) -> np.ndarray:
-    V = _covariance(X)
+def _correlation(X: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """Correlation matrix of ``X`` from its covariance matrix ``V`` (module notes)."""
     sd = np.sqrt(np.diag(V))
     constant = ~(sd > 0) | (X.min(axis=0) == X.max(axis=0))
     sd = np.where(constant, 1.0, sd)
