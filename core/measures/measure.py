@@ -42,7 +42,9 @@ DLD (distance-based record linkage)
     the t records at the minimum distance it scores 1/t, else 0 (exact ties split the
     credit; distances within a relative 1e-12 of the minimum count as ties, float noise
     only). ``DLD = 100 · mean score``. A KD-tree over the DISTINCT original points
-    (with multiplicities), queried once per distinct masked point: never n × n.
+    (with multiplicities), searched once per distinct masked point within the distance
+    of its records' own originals, stopping at the first nearer original
+    (:mod:`core.measures.linkage`): never n × n.
 ID (interval disclosure)
     For each known attribute, sort the n original values, ``o_(0) ≤ … ≤ o_(n−1)``. A
     masked value x′ has rank position ``ρ = min(searchsorted_left(o, x′), n − 1)``; its

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import MicroaggError
+from core.verify.rows import frame_classes
 
 from core.privacy.multiplicative import (MULTIPLICATIVE_TOLERANCE, Buckets, check_level,
                                          class_distances, epsilon_from_multiplicative_t,
@@ -139,10 +140,8 @@ def verify_multiplicative(masked: pd.DataFrame, quasi_identifiers: Sequence[str]
         if column not in confidential:
             raise MicroaggError(f"Buckets are given for '{column}', which is not a "
                                 "confidential column.")
-    classes = masked.groupby(qi, dropna=False, sort=False).ngroup().to_numpy()
-    sizes = np.bincount(classes)
-    first_row = np.full(len(sizes), len(masked))
-    np.minimum.at(first_row, classes, np.arange(len(masked)))
+    found = frame_classes(masked, qi)  # groupby(qi, dropna=False, sort=False) classes
+    classes, sizes, first_row = found.inverse, found.counts, found.first
     n_buckets, largest, worst, worst_size, over = [], [], [], [], []
     for column in confidential:
         values = masked[column].reset_index(drop=True)

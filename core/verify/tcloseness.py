@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import MicroaggError
+from core.verify.rows import frame_classes
 
 from core.privacy.attributes import class_emds, tclose_attributes
 from core.privacy.emd import EMD_TOLERANCE
@@ -127,10 +128,8 @@ def verify_t_closeness(masked: pd.DataFrame, quasi_identifiers: Sequence[str],
     if not qi:
         raise MicroaggError("t-closeness is checked on quasi-identifiers; none was given.")
     attributes = tclose_attributes(masked[confidential], kinds)
-    classes = masked.groupby(qi, dropna=False, sort=False).ngroup().to_numpy()
-    sizes = np.bincount(classes)
-    first_row = np.full(len(sizes), len(masked))
-    np.minimum.at(first_row, classes, np.arange(len(masked)))
+    found = frame_classes(masked, qi)  # groupby(qi, dropna=False, sort=False) classes
+    classes, sizes, first_row = found.inverse, found.counts, found.first
     max_emd, worst, worst_size, over = [], [], [], []
     for attribute in attributes:
         emds = class_emds(attribute, classes)
