@@ -46,8 +46,16 @@ farthest record, e_min and the leftovers, squared distances within their roundin
 error (relative 4·(d+2)·eps) count as equal, so distances equal in exact arithmetic
 tie even when the additions round differently.
 
-Memory is O(n·d); each group costs O((k + extensions)·n·d) time with exact distances,
-so a run is O(n²·d), like MDAV.
+Distances have one floating-point form: ``Σ_j (x_j − p_j)²`` summed over the columns
+in order (:func:`core.methods.vmdav_kernel.squared_distances`), so that the compiled path
+computes the very same numbers.
+
+Two paths give the same labels on every input. The reference (:func:`vmdav_reference`)
+makes k + 2 passes over the unassigned records per group. The compiled path
+(:mod:`core.methods.vmdav_kernel`, used when :data:`core.compiled.COMPILED`) sorts the
+records by their distance to the fixed centroid once, makes one pass per group for e's
+distances and answers the extension step from them with triangle-inequality bounds.
+Memory is O(n·d) in both; time is O(n²·d), like MDAV.
 """
 
 from __future__ import annotations
@@ -57,11 +65,13 @@ import numbers
 
 import numpy as np
 
+from core.compiled import COMPILED
 from core.errors import MicroaggError
 from core.data.prepare import check_group_size
+from core.methods.vmdav_kernel import fits_compiled, squared_distances, vmdav_compiled
 from core.progress import TaskState
 
-__all__ = ["vmdav"]
+__all__ = ["vmdav", "vmdav_reference"]
 
 _EPS = np.finfo(np.float64).eps
 
@@ -99,6 +109,13 @@ def vmdav(X: np.ndarray, *, k: int, gamma: float = 0.2,
     A. Solanas, A. Martínez-Ballesté, "V-MDAV: a multivariate microaggregation with
     variable group size", COMPSTAT 2006 (Algorithm V-MDAV, group extension step).
 
+    Notes
+    -----
+    Runs the compiled path when :data:`core.compiled.COMPILED` is true and the values
+    fit it (:func:`core.methods.vmdav_kernel.fits_compiled`), else
+    :func:`vmdav_reference`; both give the same labels. ``gamma`` is used as a Python
+    float.
+
     Examples
     --------
     >>> X = np.array([[0.0], [0.1], [0.2], [5.0], [5.1], [9.0], [9.1]])
@@ -107,13 +124,40 @@ def vmdav(X: np.ndarray, *, k: int, gamma: float = 0.2,
     >>> vmdav(X, k=2, gamma=0.0).tolist()  # fixed size: {0.2, 5.0}, leftover 5.1 joins it
     [1, 1, 2, 2, 2, 0, 0]
     """
+    gamma = _check_gamma(gamma)
+    check_group_size(len(X), k)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    state = state or TaskState()
+    if COMPILED and fits_compiled(X):
+        labels, group = vmdav_compiled(X, k=k, gamma=gamma, state=state)
+    else:
+        labels, group = _form_groups(X, k, gamma, state)
+    return _assign_leftovers(X, labels, group, state)
+
+
+def vmdav_reference(X: np.ndarray, *, k: int, gamma: float = 0.2,
+                    state: TaskState | None = None) -> np.ndarray:
+    """:func:`vmdav` by the plain numpy reference (one pass over the records per search).
+
+    The compiled path gives the same labels on every input; tests compare the two.
+    """
+    gamma = _check_gamma(gamma)
+    check_group_size(len(X), k)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    state = state or TaskState()
+    return _assign_leftovers(X, *_form_groups(X, k, gamma, state), state)
+
+
+def _check_gamma(gamma) -> float:
     if isinstance(gamma, bool) or not (
             isinstance(gamma, numbers.Real) and math.isfinite(gamma) and gamma >= 0):
         raise MicroaggError(f"Parameter 'gamma' must be a finite number >= 0; got {gamma!r}.")
+    return float(gamma)
+
+
+def _form_groups(X: np.ndarray, k: int, gamma: float, state: TaskState):
+    """Steps 1–2: the groups, leftovers unassigned (−1); returns (labels, n_groups)."""
     n = len(X)
-    check_group_size(n, k)
-    state = state or TaskState()
-    X = np.ascontiguousarray(X, dtype=np.float64)
     labels = np.full(n, -1, dtype=np.int64)
     pool = _Unassigned(X, X.mean(axis=0))
     largest = 2 * k - 1
@@ -146,9 +190,14 @@ def vmdav(X: np.ndarray, *, k: int, gamma: float = 0.2,
         group += 1
         pool.compact()
         state.step((n - pool.count) / n, f"V-MDAV: {group} groups formed")
+    return labels, group
 
-    if pool.count:
-        rest = pool.index[pool.alive]
+
+def _assign_leftovers(X: np.ndarray, labels: np.ndarray, group: int,
+                      state: TaskState) -> np.ndarray:
+    """Step 3: the fewer than k unassigned records join the nearest centroid."""
+    rest = np.flatnonzero(labels < 0)
+    if rest.size:
         formed = labels >= 0
         centroids = np.zeros((group, X.shape[1]))
         np.add.at(centroids, labels[formed], X[formed])
@@ -178,14 +227,12 @@ class _Unassigned:
         self.rows = X
         self.index = np.arange(len(X))
         self.alive = np.ones(len(X), dtype=bool)
-        diff = X - centre
-        self.to_centre = np.einsum("ij,ij->i", diff, diff)
+        self.to_centre = squared_distances(X, centre)
         self.count = len(X)
 
     def distances(self, point: np.ndarray) -> np.ndarray:
         """Exact squared distance from ``point`` to every buffer row; +inf if assigned."""
-        diff = self.rows - point
-        out = np.einsum("ij,ij->i", diff, diff)
+        out = squared_distances(self.rows, point)
         out[~self.alive] = np.inf
         return out
 
