@@ -129,9 +129,10 @@ def _widen(radius2):
 
 
 @kernel
-def _extend(X, columns, ids, alive, length, D, members, rho, size, largest, count,
-            gamma, tie_factor, scratch_ids, scratch_d2):
-    """Step 2b for one group; D holds the squared distances of the buffer rows from e.
+def _extend(X, columns, ids, alive, length, D, near, near_d2, listed, members, rho, size,
+            largest, count, gamma, tie_factor, scratch_ids, scratch_d2):
+    """Step 2b for one group; D holds the squared distances of the buffer rows from e,
+    ``near[:listed]`` the positions of e's nearest (ascending, ties in input order).
 
     Returns the buffer position of the record to add (−1 when the group stops) and the
     work done, in buffer rows.
@@ -141,14 +142,23 @@ def _extend(X, columns, ids, alive, length, D, members, rho, size, largest, coun
     # Any unassigned r has to_group(r) <= D[r] (e is a member): B bounds the minimum.
     B = np.inf
     reach = 0.0
-    for i in range(length):
-        if alive[i] and D[i] < B:
-            B = D[i]
+    for f in range(listed):  # e's nearest, sorted: the first unassigned one is the minimum
+        if alive[near[f]]:
+            B = near_d2[f]
+            break
+    if B == np.inf:
+        for i in range(length):
+            if alive[i] and D[i] < B:
+                B = D[i]
     for i in range(size):
         reach = max(reach, rho[i])
     # |x_r − e| <= |x_r − m| + |m − e|: only rows this close to e can be that close.
-    limit = _widen((reach + np.sqrt(_widen(B * tie_factor))) ** 2)
     best = B
+    for f in range(listed):  # e's nearest first: a small best early narrows the ball
+        if alive[near[f]]:
+            for m in range(size):
+                best = min(best, _distance(X, members[m], ids[near[f]]))
+    limit = _widen((reach + np.sqrt(_widen(best * tie_factor))) ** 2)
     found = 0
     for i in range(length):
         if not alive[i] or D[i] > limit:
@@ -167,7 +177,9 @@ def _extend(X, columns, ids, alive, length, D, members, rho, size, largest, coun
         scratch_ids[found] = i
         scratch_d2[found] = to_group
         found += 1
-        best = min(best, to_group)
+        if to_group < best:  # a closer record narrows the ball for the rows after it
+            best = to_group
+            limit = _widen((reach + np.sqrt(_widen(best * tie_factor))) ** 2)
     e_min = -1
     for f in range(found):
         i = scratch_ids[f]
@@ -208,8 +220,9 @@ def _form_groups(X, columns, ids, alive, length, where, labels, order, negated, 
     D = np.empty(length)
     members = np.empty(largest, np.int64)
     rho = np.empty(largest)
-    near = np.empty(k, np.int64)
-    near_d2 = np.empty(k)
+    keep = 2 * k - 1  # e's k−1 nearest, then k more: the bound B of the extension step
+    near = np.empty(keep + 1, np.int64)
+    near_d2 = np.empty(keep + 1)
     scratch_ids = np.empty(length, np.int64)
     scratch_d2 = np.empty(length)
     while count >= k and work < budget:
@@ -228,20 +241,20 @@ def _form_groups(X, columns, ids, alive, length, where, labels, order, negated, 
             if not alive[i] or i == pe:
                 continue
             d2 = D[i]
-            if found == k - 1 and (k == 1 or d2 >= near_d2[k - 2]):
+            if found == keep and d2 >= near_d2[keep - 1]:
                 continue
-            slot = found if found < k - 1 else k - 2
+            slot = found if found < keep else keep - 1
             while slot > 0 and near_d2[slot - 1] > d2:
                 near_d2[slot] = near_d2[slot - 1]
                 near[slot] = near[slot - 1]
                 slot -= 1
             near_d2[slot] = d2
             near[slot] = i
-            if found < k - 1:
+            if found < keep:
                 found += 1
-        near[found] = pe
+        chosen = min(found, k - 1)
         for f in range(k):
-            i = near[f]
+            i = near[f] if f < chosen else pe
             alive[i] = False
             labels[ids[i]] = group
             _segment_set(segment, size, rank[ids[i]], n)
@@ -251,8 +264,9 @@ def _form_groups(X, columns, ids, alive, length, where, labels, order, negated, 
         count -= k
         members_n = k
         while gamma > 0:
-            i, spent = _extend(X, columns, ids, alive, length, D, members, rho, members_n,
-                               largest, count, gamma, tie_factor, scratch_ids, scratch_d2)
+            i, spent = _extend(X, columns, ids, alive, length, D, near, near_d2, found,
+                               members, rho, members_n, largest, count, gamma, tie_factor,
+                               scratch_ids, scratch_d2)
             work += spent
             if i < 0:
                 break
