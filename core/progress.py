@@ -1,7 +1,8 @@
 """Progress reporting and cancellation for long computations.
 
-An algorithm receives a :class:`TaskState` and calls :meth:`TaskState.step` at least once
-per group it forms. ``step`` records the fraction done and raises
+An algorithm receives a :class:`TaskState` and calls :meth:`TaskState.step` often: at
+least every tenth of a second or so, and at least 64 times per run (once per group when
+it forms fewer). Compiled loops return to Python that often. ``step`` records the fraction done and raises
 :class:`~core.errors.Cancelled` if cancellation was requested. The state object holds no
 Qt: the GUI's worker passes a callback and calls :meth:`TaskState.cancel` from another
 thread.

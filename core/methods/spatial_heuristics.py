@@ -9,7 +9,8 @@ whenever the records left have halved), so even a tie decided by the last bit of
 centroid falls the same way.
 
 The loop runs compiled, without the GIL, for a bounded number of groups at a time
-(about a tenth of a second), then reports progress and honours Cancel.
+(about a tenth of a second, and at most 1/64 of the run), then reports progress and
+honours Cancel.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from core.progress import TaskState
 __all__ = ["fixed_size_indexed"]
 
 _FIRST = {"mdav": 0, "cbfs": 1, "tfrp": 2}
+_STEPS = 64
 # Slots of the integer state vector.
 _COUNT, _BUFFER, _GROUPS, _TURN, _WORK, _SHELL_A, _SHELL_B, _POINT_A, _POINT_B, _DONE, _BAD = \
     range(11)
@@ -215,7 +217,9 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
     labels = np.full(n, -1, dtype=np.int64)
     taken = np.zeros(len(P), dtype=np.int64)
     group = np.zeros(k, dtype=np.int64)
-    chunk = 16
+    # At least _STEPS progress reports per run, and one every tenth of a second or so.
+    most = max(1, -(-n // (k * _STEPS)))
+    chunk = min(16, most)
     while not st[_DONE]:
         began = time.perf_counter()
         _form(_FIRST[first], growth == "nc", k, chunk, X, tree, alive, labels, total, st,
@@ -224,6 +228,6 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
             raise AssertionError("spatial index: a group took a record out of queue order")
         state.step((n - st[_COUNT]) / n, f"{name}: {st[_GROUPS]} groups formed")
         spent = time.perf_counter() - began
-        chunk = int(min(max(chunk * (0.1 / max(spent, 1e-4)), 1), 4 * chunk + 1))
+        chunk = int(min(max(chunk * (0.1 / max(spent, 1e-4)), 1), 4 * chunk + 1, most))
     fixed_size_indexed.work = work
     return labels

@@ -80,14 +80,11 @@ def _leaf_distances(P, s, e, q, buffer):
 
 
 def _min_box2(lo, hi, node, q):
+    """Squared distance from q to the node's box (branch-free; never above a row's own)."""
     acc = 0.0
     for j in range(q.shape[0]):
-        if q[j] < lo[node, j]:
-            diff = lo[node, j] - q[j]
-            acc += diff * diff
-        elif q[j] > hi[node, j]:
-            diff = hi[node, j] - q[j]
-            acc += diff * diff
+        diff = max(lo[node, j] - q[j], q[j] - hi[node, j], 0.0)
+        acc += diff * diff
     return acc
 
 
