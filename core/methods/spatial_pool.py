@@ -1,0 +1,229 @@
+"""The pool of unassigned records on the compiled spatial index, removals in any order.
+
+:class:`SpatialPool` answers what :class:`~core.methods.pool.RecordPool` answers, with
+the same answers bit for bit, without a pass over every record per question. It is
+built for the t-closeness methods (:mod:`core.methods.tclose_kfirst`,
+:mod:`core.methods.tfirst`), which, unlike MDAV, may take any record out of the pool
+(a later duplicate chosen for its confidential value) and seed a group with any live
+record.
+
+Positions are the original record numbers and never change, so ``records_at``,
+``positions_of``, ``record`` and ``position`` are identities, and positions stay valid
+after a removal (a :class:`RecordPool` compacts its buffer instead).
+
+The structure is :mod:`core.methods.spatial_index`'s: identical rows stored once with
+their record queue, a k-d tree whose boxes shrink as rows empty, the record farthest
+from the centroid through a shell sorted by distance to a moving anchor, the record
+farthest from another point bounded through its reflection in the anchor. A removed
+record is skipped inside its row's queue (:mod:`core.methods.spatial_pool_kernels`).
+
+Exactness: distances are :func:`core.methods.pool.squared_distances`' (columns summed
+in order), ties go to the record first in the input, and the centroid is the pool's
+``_sum / count`` with the same schedule: the removed rows' :func:`column_sums`
+subtracted per removal, the live rows summed afresh whenever the count has halved since
+the last time. The ``approximate`` arguments of :class:`RecordPool` are only a speed
+hint there; here they are accepted and ignored.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.methods import spatial_index as index
+from core.methods import spatial_pool_kernels as kernels
+from core.methods.pool import _EPS, column_sums
+
+__all__ = ["SpatialPool"]
+
+
+class SpatialPool:
+    """Unassigned records of ``X`` (n_records × n_attributes), positions = record numbers.
+
+    Examples
+    --------
+    >>> pool = SpatialPool(np.array([[0.0], [1.0], [1.0], [5.0]]))
+    >>> pool.farthest(pool.centroid()), pool.nearest(np.array([1.0]), 2).tolist()
+    (3, [1, 2])
+    >>> pool.remove(np.array([2])).tolist(), pool.nearest(np.array([1.0]), 2).tolist()
+    ([2], [0, 1])
+    """
+
+    def __init__(self, X: np.ndarray):
+        self._X = np.ascontiguousarray(X, dtype=np.float64)
+        n, d = self._X.shape
+        self.count = n
+        self._buffer = n  # the count when the sum was last taken afresh (RecordPool's buffer)
+        self._sum = column_sums(self._X)
+        self._alive = np.ones(n, dtype=bool)
+        self._blocked = np.zeros(n, dtype=np.bool_)
+        self._max_norm = float(np.sqrt(np.einsum("ij,ij->i", self._X, self._X).max())) \
+            if n else 0.0
+        members, starts, row_of = index.distinct_rows(self._X)
+        P = self._X[members[starts[:-1]]] + 0.0
+        perm, start, stop, levels = index.build_tree(P)
+        self._P = np.ascontiguousarray(P[perm])
+        self._head = starts[:-1][perm].copy()
+        self._end = starts[1:][perm].copy()
+        inverse = np.empty_like(perm)
+        inverse[perm] = np.arange(len(perm))
+        self._row_of = inverse[row_of]
+        self._members = members
+        self._slot_of = np.empty(n, dtype=np.int64)
+        self._slot_of[members] = np.arange(n)
+        self._nxt = np.arange(n + 1, dtype=np.int64)
+        self._first_leaf = (1 << levels) - 1
+        self._start, self._stop = start, stop
+        self._leaf_of = np.zeros(len(P), dtype=np.int64)
+        for node in range(self._first_leaf, 2 * self._first_leaf + 1):
+            self._leaf_of[start[node]:stop[node]] = node
+        n_nodes = len(start)
+        self._lo, self._hi = np.zeros((n_nodes, d)), np.zeros((n_nodes, d))
+        self._cnt, self._top = np.zeros(n_nodes, dtype=np.int64), np.zeros(n_nodes)
+        self._rho2 = np.zeros(len(P))
+        self._shell = np.zeros(len(P), dtype=np.int64)
+        self._pointer = np.zeros(1, dtype=np.int64)
+        depth = 2 * levels + 8
+        self._stack, self._stack_d2 = np.zeros(depth, dtype=np.int64), np.zeros(depth)
+        self._buffer_d2 = np.zeros(2 * index.LEAF_SIZE + 2)
+        self._work = np.zeros(4, dtype=np.int64)
+        self._anchor = np.zeros(d)
+        self._shell_work = 0
+        if n:
+            self._move_anchor(self.centroid())
+
+    # --- the tree's state -------------------------------------------------------------
+
+    def _move_anchor(self, point: np.ndarray) -> None:
+        """Sort the live rows by distance to ``point``; every node's largest ρ² again."""
+        self._anchor = np.array(point, dtype=np.float64)
+        order = index._anchor_at(self._anchor, self._P, self._head, self._end, self._rho2)
+        self._shell[:len(order)] = order
+        self._n_shell = len(order)
+        self._pointer[0] = 0
+        self._shell_work = 0
+        index._refresh_all(self._first_leaf, self._start, self._stop, self._head, self._end,
+                           self._P, self._rho2, self._lo, self._hi, self._cnt, self._top)
+
+    # --- RecordPool's interface -------------------------------------------------------
+
+    def centroid(self) -> np.ndarray:
+        return self._sum / self.count
+
+    def record(self, position: int) -> int:
+        return int(position)
+
+    def position(self, record: int) -> int:
+        return int(record)
+
+    def rows(self, positions: np.ndarray) -> np.ndarray:
+        return self._X[positions]
+
+    def point(self, position: int) -> np.ndarray:
+        return self._X[position].copy()
+
+    def records_at(self, positions: np.ndarray) -> np.ndarray:
+        return np.asarray(positions, dtype=np.int64)
+
+    def positions_of(self, records: np.ndarray) -> np.ndarray:
+        return np.asarray(records, dtype=np.int64)
+
+    def live_positions(self) -> np.ndarray:
+        return np.flatnonzero(self._alive)
+
+    def remaining(self) -> np.ndarray:
+        return np.flatnonzero(self._alive)
+
+    def approximate_distances(self, point: np.ndarray) -> np.ndarray:
+        """``|x − point|²`` for every record (removed ones too), within :meth:`tolerance`."""
+        norms = np.einsum("ij,ij->i", self._X, self._X)
+        return norms - 2.0 * (self._X @ point) + float(point @ point)
+
+    def tolerance(self, point: np.ndarray) -> float:
+        scale = self._max_norm + float(np.sqrt(point @ point))
+        return 64.0 * _EPS * scale * scale * max(1, self._X.shape[1])
+
+    def farthest(self, point: np.ndarray, approximate: np.ndarray | None = None) -> int:
+        """The live record farthest from ``point`` (first in input order on ties)."""
+        point = np.ascontiguousarray(point, dtype=np.float64)
+        if self.count and np.array_equal(point, self.centroid()):
+            return self._farthest_from_centroid(point)
+        return int(index._farthest_from(
+            point, self._anchor, self._first_leaf, self._start, self._stop, self._head,
+            self._end, self._members, self._P, self._lo, self._hi, self._cnt, self._top,
+            self._stack, self._stack_d2, self._buffer_d2, self._work)[1])
+
+    def _farthest_from_centroid(self, centroid: np.ndarray) -> int:
+        _, record, _, examined = index._farthest_in_shell(
+            centroid, self._anchor, self._shell[:self._n_shell], self._pointer, self._rho2,
+            self._head, self._end, self._members, self._P)
+        # The anchor stays while the scans stay short (as in spatial_heuristics).
+        self._shell_work += examined
+        live = int(self._cnt[0])
+        if examined > 32 + live // 32 or self._shell_work > 2 * live:
+            self._move_anchor(centroid)
+        return int(record)
+
+    def nearest(self, point: np.ndarray, m: int, *, include: int | None = None,
+                exclude: np.ndarray | None = None,
+                approximate: np.ndarray | None = None) -> np.ndarray:
+        """Positions (ascending) of the ``m`` live records nearest to ``point``.
+
+        ``include`` is always among them, ``exclude`` never; ties at the boundary go to
+        the records first in the input. With ``m`` at least the live, non-excluded
+        count (``len(exclude)`` counted as in :class:`RecordPool`), all of those.
+        """
+        n_excluded = 0 if exclude is None else len(exclude)
+        if m >= self.count - n_excluded:
+            live = self._alive.copy()
+            if exclude is not None:
+                live[exclude] = False
+            return np.flatnonzero(live)
+        order, _ = self.nearest_sorted(point, m, include=include, exclude=exclude)
+        return np.sort(order)
+
+    def nearest_sorted(self, point: np.ndarray, m: int, *, include: int | None = None,
+                       exclude: np.ndarray | None = None,
+                       approximate: np.ndarray | None = None):
+        """The ``m`` live records nearest to ``point``, nearest first, with squared distances.
+
+        Returns ``(positions, squared_distances)``; ``include`` comes first with distance
+        0.0 (as :class:`RecordPool` reports it); equal distances keep input order.
+        """
+        point = np.ascontiguousarray(point, dtype=np.float64)
+        wanted = m if include is None else m - 1
+        blocked = self._blocked
+        if exclude is not None:
+            blocked[exclude] = True
+        if include is not None:
+            blocked[include] = True
+        heap_d2, heap_id = np.empty(max(wanted, 1)), np.empty(max(wanted, 1), dtype=np.int64)
+        try:
+            size = kernels.nearest_live(
+                point, max(wanted, 0), blocked, self._nxt, self._first_leaf, self._start,
+                self._stop, self._head, self._end, self._members, self._P, self._lo,
+                self._hi, self._cnt, self._stack, self._stack_d2, heap_d2, heap_id,
+                self._buffer_d2)
+        finally:
+            if exclude is not None:
+                blocked[exclude] = False
+            if include is not None:
+                blocked[include] = False
+        positions, distances = heap_id[:size], heap_d2[:size]
+        if include is not None:
+            positions = np.concatenate(([int(include)], positions))
+            distances = np.concatenate(([0.0], distances))
+        return positions, distances
+
+    def remove(self, positions: np.ndarray) -> np.ndarray:
+        """Take the records at ``positions`` out of the pool; return them (record numbers)."""
+        records = np.array(positions, dtype=np.int64).reshape(-1)
+        self._sum -= column_sums(self._X[records])
+        self.count -= len(records)
+        kernels.remove_records(records, self._slot_of, self._nxt, self._row_of,
+                               self._leaf_of, self._alive, self._first_leaf, self._start,
+                               self._stop, self._head, self._end, self._P, self._rho2,
+                               self._lo, self._hi, self._cnt, self._top)
+        if self.count and self.count * 2 <= self._buffer:
+            self._buffer = self.count
+            self._sum = column_sums(self._X[self._alive])  # as RecordPool's compaction
+        return records
