@@ -47,9 +47,9 @@ import numpy as np
 
 from core.compiled import kernel
 
-__all__ = ["LEAF_SIZE", "distinct_rows", "build_tree"]
+__all__ = ["LEAF_SIZE", "distinct_rows", "build_tree", "leaf_blocks"]
 
-LEAF_SIZE = 12
+LEAF_SIZE = 48
 _SLACK = 1e-10
 
 
@@ -69,14 +69,20 @@ def _vector_distance2(a, b):
     return acc
 
 
-def _leaf_distances(P, s, e, q, buffer):
-    """Squared distances of rows s..e−1 to q (the same sum order as :func:`_distance2`)."""
-    for i in range(e - s):
-        acc = 0.0
-        for j in range(P.shape[1]):
-            diff = P[s + i, j] - q[j]
-            acc += diff * diff
-        buffer[i] = acc
+def _leaf_distances(Q, leaf, size, q, buffer):
+    """Squared distances of a leaf's rows to q (the same sum order as :func:`_distance2`).
+
+    ``Q[leaf, j, i]`` is attribute j of the leaf's row i: one leaf's rows lie together,
+    attribute by attribute, so the loop over the rows runs in vector registers while
+    every row still adds its attributes in order.
+    """
+    for i in range(size):
+        buffer[i] = 0.0
+    for j in range(Q.shape[1]):
+        qj = q[j]
+        for i in range(size):
+            diff = Q[leaf, j, i] - qj
+            buffer[i] += diff * diff
 
 
 def _min_box2(lo, hi, node, q):
@@ -277,7 +283,7 @@ def _insert(best_d2, best_id, size, m, d2, record):
     return size
 
 
-def _nearest(q, m, taken, first_leaf, start, stop, head, end, members, P, lo, hi, cnt,
+def _nearest(q, m, taken, first_leaf, start, stop, head, end, members, Q, lo, hi, cnt,
              stack, stack_d2, best_d2, best_id, buffer, work):
     """The m live records nearest to q (not the first ``taken[t]`` of row t), ascending."""
     size = 0
@@ -293,7 +299,7 @@ def _nearest(q, m, taken, first_leaf, start, stop, head, end, members, P, lo, hi
             continue
         if node >= first_leaf:
             s = start[node]
-            _leaf_distances(P, s, stop[node], q, buffer)
+            _leaf_distances(Q, node - first_leaf, stop[node] - s, q, buffer)
             work[0] += stop[node] - s
             for i in range(stop[node] - s):
                 d2 = buffer[i]
@@ -335,7 +341,7 @@ def _far_bound(node, q, reflected, spread, scale, lo, hi, cnt, top):
     return min(box, reflection)
 
 
-def _farthest_from(q, anchor, first_leaf, start, stop, head, end, members, P, lo, hi, cnt,
+def _farthest_from(q, anchor, first_leaf, start, stop, head, end, members, Q, lo, hi, cnt,
                    top, stack, stack_d2, buffer, work):
     """(row, record, d²) of the live record farthest from q; ties to the first record."""
     reflected = 2.0 * anchor - q
@@ -353,7 +359,7 @@ def _farthest_from(q, anchor, first_leaf, start, stop, head, end, members, P, lo
             continue
         if node >= first_leaf:
             s = start[node]
-            _leaf_distances(P, s, stop[node], q, buffer)
+            _leaf_distances(Q, node - first_leaf, stop[node] - s, q, buffer)
             work[1] += stop[node] - s
             for i in range(stop[node] - s):
                 d2 = buffer[i]
@@ -435,6 +441,16 @@ def distinct_rows(X: np.ndarray):
     _hash(bits)
     order = np.argsort(bits[:, -1], kind="stable")
     return _group_rows(bits, order)
+
+
+def leaf_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int) -> np.ndarray:
+    """The rows of every leaf, attribute by attribute: ``Q[leaf, j, i]`` (tree order ``P``)."""
+    first_leaf = (1 << levels) - 1
+    sizes = stop[first_leaf:] - start[first_leaf:]
+    Q = np.zeros((len(sizes), P.shape[1], int(sizes.max())))
+    leaf = np.repeat(np.arange(len(sizes)), sizes)
+    Q[leaf, :, np.arange(len(P)) - start[first_leaf:][leaf]] = P
+    return Q
 
 
 def build_tree(P: np.ndarray, leaf_size: int = LEAF_SIZE):
