@@ -1,9 +1,12 @@
 """A rough time estimate of a run, from a cost model per method family. No Qt.
 
 Each family's time is ``constant × cost(n, d, k, ...)`` plus the shared steps of every
-run (aggregation, measures, verification), modelled as ``n · log2 n · d``. The constants
-were measured on a two-core machine with ``benchmarks/bench_estimate.py`` (random normal
-data through :func:`core.anonymize`); the estimate is meant to tell seconds from minutes
+run (aggregation, measures, verification), modelled as ``n · log2 n · d``. With the
+compiled kernels, MDAV, CBFS, TFRP and tc-merge search a spatial index ("indexed":
+about n·√n·d/√k); without numba the numpy references scan every record per group
+("quadratic"). The constants were measured on a two-core machine with
+``benchmarks/bench_estimate.py`` and ``benchmarks/bench_scale.py`` (random normal data);
+the estimate is meant to tell seconds from minutes
 from hours, not to be exact, so it is shown as a range.
 
 Examples
@@ -18,33 +21,49 @@ from __future__ import annotations
 
 import math
 
+from core.compiled import COMPILED
+
 __all__ = ["FAMILIES", "SHARED", "family_of", "estimate_seconds", "format_range",
            "estimate_text", "SHOW_ABOVE"]
 
 SHOW_ABOVE = 2.0
 """Estimates below this many seconds are not worth showing."""
 
-SHARED = 1.5e-7
-"""Seconds per ``n · log2 n · d`` of the steps every run shares."""
+SHARED = 4.0e-8
+"""Seconds per ``n · log2 n · d`` of the steps every run shares (compiled measures)."""
 
 FAMILIES: dict[str, tuple[str, float]] = {
-    # name: (cost model, seconds per unit of cost), from bench_estimate.py
-    "mdav": ("quadratic", 8.5e-9),
-    "cbfs": ("quadratic", 8.5e-9),
-    "tfrp": ("quadratic", 8.5e-9),
-    "vmdav": ("quadratic", 2.5e-8),
+    # name: (cost model, seconds per unit of cost), with the compiled kernels
+    # (benchmarks/bench_scale.py, 100,000 to 1,000,000 records, d = 10)
+    "mdav": ("indexed", 3.5e-8),
+    "cbfs": ("indexed", 2.0e-8),
+    "tfrp": ("indexed", 2.5e-8),
+    "vmdav": ("quadratic", 2.0e-9),
     "gsms": ("quadratic", 2.0e-8),
-    "optimal-univariate": ("sorted", 4.4e-7),
-    "individual-ranking": ("sorted", 4.4e-7),
-    "pcp": ("sorted", 2.0e-8),
-    "zscores": ("sorted", 2.0e-8),
-    "tc-merge": ("quadratic", 1.9e-8),
-    "tc-kfirst": ("quadratic", 3.6e-8),
+    "optimal-univariate": ("sorted", 2.0e-8),
+    "individual-ranking": ("sorted", 2.0e-8),
+    "pcp": ("sorted", 8.0e-9),
+    "zscores": ("sorted", 6.0e-9),
+    "tc-merge": ("indexed", 4.0e-8),
+    "tc-kfirst": ("quadratic", 9.0e-9),
     "tc-tfirst": ("quadratic", 1.9e-8),
     "tc-bucket": ("quadratic", 2.1e-8),
-    "mic1d": ("values", 1.2e-7),
+    "mic1d": ("values", 1.0e-7),
 }
 """The cost model and constant of each built-in method; others use their scope's."""
+
+REFERENCE_FAMILIES: dict[str, tuple[str, float]] = {
+    **FAMILIES,
+    "mdav": ("quadratic", 8.5e-9), "cbfs": ("quadratic", 8.5e-9),
+    "tfrp": ("quadratic", 8.5e-9), "vmdav": ("quadratic", 2.5e-8),
+    "optimal-univariate": ("sorted", 4.4e-7), "individual-ranking": ("sorted", 4.4e-7),
+    "pcp": ("sorted", 2.0e-8), "zscores": ("sorted", 2.0e-8),
+    "tc-merge": ("quadratic", 1.9e-8), "tc-kfirst": ("quadratic", 3.6e-8),
+    "mic1d": ("values", 1.2e-7),
+}
+"""The same without numba (``core.compiled.COMPILED`` False): the numpy reference paths."""
+
+REFERENCE_SHARED = 1.5e-7
 
 _REFINE_FACTOR = {"none": 1.0, "tfrp2": 1.5, "igd": 3.0}
 
@@ -52,8 +71,9 @@ _REFINE_FACTOR = {"none": 1.0, "tfrp2": 1.5, "igd": 3.0}
 def family_of(method: str, scope: str = "multivariate") -> tuple[str, float]:
     """The (cost model, constant) of ``method``; a method not listed is taken as quadratic
     (multivariate) or sorted (univariate, per-attribute)."""
-    if method in FAMILIES:
-        return FAMILIES[method]
+    families = FAMILIES if COMPILED else REFERENCE_FAMILIES
+    if method in families:
+        return families[method]
     if scope in ("univariate", "per-attribute"):
         return ("sorted", 4.4e-7)
     return ("quadratic", 2.5e-8)
@@ -62,6 +82,8 @@ def family_of(method: str, scope: str = "multivariate") -> tuple[str, float]:
 def _cost(model: str, n: int, d: int, k: int) -> float:
     if model == "quadratic":  # about n/k groups, each scanning the n records left
         return n * n * d / k
+    if model == "indexed":  # n/k groups, each searching a spatial index: about √n·k rows
+        return n * math.sqrt(n) * d / math.sqrt(k)
     if model == "sorted":  # sort, then a shortest path over k to 2k-1 long runs
         return n * (math.log2(n) + k) * d
     if model == "values":  # one sorted vector of all n·d values
@@ -98,7 +120,8 @@ def estimate_seconds(method: str, n: int, d: int, *, scope: str = "multivariate"
         k = 2
     k = min(k, n)
     model, constant = family_of(method, scope)
-    seconds = constant * _cost(model, n, d, k) + SHARED * n * math.log2(n) * d
+    shared = SHARED if COMPILED else REFERENCE_SHARED
+    seconds = constant * _cost(model, n, d, k) + shared * n * math.log2(n) * d
     return seconds * _REFINE_FACTOR.get(str(params.get("refine", "none")), 1.0)
 
 
