@@ -178,8 +178,10 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
     X = np.ascontiguousarray(X, dtype=np.float64)
     n, d = X.shape
     members, starts, row_of = index.distinct_rows(X)
+    state.check()
     P = X[members[starts[:-1]]]
-    perm, start, stop, levels = index.build_tree(P, index.LEAF_SIZE)
+    perm, start, stop, levels = index.build_tree(P, index.LEAF_SIZE, state.check)
+    state.check()
     P = np.ascontiguousarray(P[perm])
     head, end = starts[:-1][perm].copy(), starts[1:][perm].copy()
     inverse = np.empty_like(perm)
@@ -206,6 +208,7 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
         shell_b[:len(order)] = order
         st[_SHELL_B] = len(order)
     index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
+    state.check()
     Q = index.leaf_blocks(P, start, stop, levels)
     tree = (P, Q, head, end, members, row_of, leaf_of, start, stop,
             first_leaf, lo, hi, cnt, top, rho2)

@@ -185,18 +185,10 @@ def _select(perm, start, stop, nth, P, j):
             return
 
 
-def _build(P, leaf_size):
-    U, d = P.shape
-    levels = 0
-    while (U >> levels) > leaf_size:
-        levels += 1
-    first_leaf = (1 << levels) - 1
-    n_nodes = 2 * first_leaf + 1
-    start = np.zeros(n_nodes, np.int64)
-    stop = np.zeros(n_nodes, np.int64)
-    perm = np.arange(U)
-    stop[0] = U
-    for node in range(first_leaf):
+def _split_level(P, perm, start, stop, first, last):
+    """Split nodes ``first .. last−1`` at the median of their widest attribute."""
+    d = P.shape[1]
+    for node in range(first, last):
         s, e = start[node], stop[node]
         best, j = -1.0, 0
         for col in range(d):
@@ -213,7 +205,6 @@ def _build(P, leaf_size):
         _select(perm, s, e, mid, P, j)
         start[2 * node + 1], stop[2 * node + 1] = s, mid
         start[2 * node + 2], stop[2 * node + 2] = mid, e
-    return perm, start, stop, levels
 
 
 def _refresh_node(node, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top):
@@ -420,7 +411,7 @@ def _anchor_at(point, P, head, end, rho2):
 
 
 _KERNELS = ("_distance2", "_vector_distance2", "_leaf_distances", "_min_box2", "_max_box2", "_group_rows",
-            "_hash", "_select", "_build", "_refresh_node", "_refresh", "_refresh_all", "_insert", "_nearest",
+            "_hash", "_select", "_split_level", "_refresh_node", "_refresh", "_refresh_all", "_insert", "_nearest",
             "_far_bound", "_farthest_from", "_farthest_in_shell", "_anchor_at")
 for _name in _KERNELS:  # compiled in dependency order; a kernel calls the compiled ones
     _compiled = kernel(globals()[_name])
@@ -453,10 +444,23 @@ def leaf_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int)
     return Q
 
 
-def build_tree(P: np.ndarray, leaf_size: int = LEAF_SIZE):
+def build_tree(P: np.ndarray, leaf_size: int = LEAF_SIZE, check=None):
     """k-d tree order of the rows of ``P``: ``(perm, start, stop, levels)``.
 
     Node i has children 2i+1 and 2i+2 and covers ``perm[start[i]:stop[i]]``; the leaves
-    are the last ``2**levels`` nodes.
+    are the last ``2**levels`` nodes. ``check()`` is called between levels (Cancel).
     """
-    return _build(np.ascontiguousarray(P, dtype=np.float64), leaf_size)
+    P = np.ascontiguousarray(P, dtype=np.float64)
+    levels = 0
+    while (len(P) >> levels) > leaf_size:
+        levels += 1
+    n_nodes = 2 * (1 << levels) - 1
+    start = np.zeros(n_nodes, dtype=np.int64)
+    stop = np.zeros(n_nodes, dtype=np.int64)
+    stop[0] = len(P)
+    perm = np.arange(len(P))
+    for level in range(levels):
+        _split_level(P, perm, start, stop, (1 << level) - 1, (1 << (level + 1)) - 1)
+        if check is not None:
+            check()
+    return perm, start, stop, levels
