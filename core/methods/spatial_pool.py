@@ -35,6 +35,10 @@ from core.methods.pool import _EPS, column_sums
 
 __all__ = ["SpatialPool"]
 
+# Rows per leaf. Larger than MDAV's: the t-closeness methods ask for hundreds of
+# neighbours at a time, and fewer, fuller leaves cost fewer box tests per row.
+_LEAF_SIZE = 32
+
 
 class SpatialPool:
     """Unassigned records of ``X`` (n_records × n_attributes), positions = record numbers.
@@ -60,7 +64,7 @@ class SpatialPool:
             if n else 0.0
         members, starts, row_of = index.distinct_rows(self._X)
         P = self._X[members[starts[:-1]]] + 0.0
-        perm, start, stop, levels = index.build_tree(P)
+        perm, start, stop, levels = index.build_tree(P, _LEAF_SIZE)
         self._P = np.ascontiguousarray(P[perm])
         self._head = starts[:-1][perm].copy()
         self._end = starts[1:][perm].copy()
@@ -84,7 +88,7 @@ class SpatialPool:
         self._pointer = np.zeros(1, dtype=np.int64)
         depth = 2 * levels + 8
         self._stack, self._stack_d2 = np.zeros(depth, dtype=np.int64), np.zeros(depth)
-        self._buffer_d2 = np.zeros(2 * index.LEAF_SIZE + 2)
+        self._buffer_d2 = np.zeros(2 * _LEAF_SIZE + 2)
         self._work = np.zeros(4, dtype=np.int64)
         self._anchor = np.zeros(d)
         self._shell_work = 0
@@ -96,12 +100,12 @@ class SpatialPool:
     def _move_anchor(self, point: np.ndarray) -> None:
         """Sort the live rows by distance to ``point``; every node's largest ρ² again."""
         self._anchor = np.array(point, dtype=np.float64)
-        order = index._anchor_at(self._anchor, self._P, self._head, self._end, self._rho2)
+        order = kernels._anchor_at(self._anchor, self._P, self._head, self._end, self._rho2)
         self._shell[:len(order)] = order
         self._n_shell = len(order)
         self._pointer[0] = 0
         self._shell_work = 0
-        index._refresh_all(self._first_leaf, self._start, self._stop, self._head, self._end,
+        kernels._refresh_all(self._first_leaf, self._start, self._stop, self._head, self._end,
                            self._P, self._rho2, self._lo, self._hi, self._cnt, self._top)
 
     # --- RecordPool's interface -------------------------------------------------------
@@ -147,13 +151,13 @@ class SpatialPool:
         point = np.ascontiguousarray(point, dtype=np.float64)
         if self.count and np.array_equal(point, self.centroid()):
             return self._farthest_from_centroid(point)
-        return int(index._farthest_from(
+        return int(kernels._farthest_from(
             point, self._anchor, self._first_leaf, self._start, self._stop, self._head,
             self._end, self._members, self._P, self._lo, self._hi, self._cnt, self._top,
             self._stack, self._stack_d2, self._buffer_d2, self._work)[1])
 
     def _farthest_from_centroid(self, centroid: np.ndarray) -> int:
-        _, record, _, examined = index._farthest_in_shell(
+        _, record, _, examined = kernels._farthest_in_shell(
             centroid, self._anchor, self._shell[:self._n_shell], self._pointer, self._rho2,
             self._head, self._end, self._members, self._P)
         # The anchor stays while the scans stay short (as in spatial_heuristics).
@@ -196,19 +200,20 @@ class SpatialPool:
             blocked[exclude] = True
         if include is not None:
             blocked[include] = True
-        heap_d2, heap_id = np.empty(max(wanted, 1)), np.empty(max(wanted, 1), dtype=np.int64)
+        capacity = 2 * max(wanted, 0) + 32  # candidates kept before the m best are selected
+        cand_d2, cand_id = np.empty(capacity), np.empty(capacity, dtype=np.int64)
         try:
             size = kernels.nearest_live(
                 point, max(wanted, 0), blocked, self._nxt, self._first_leaf, self._start,
                 self._stop, self._head, self._end, self._members, self._P, self._lo,
-                self._hi, self._cnt, self._stack, self._stack_d2, heap_d2, heap_id,
+                self._hi, self._cnt, self._stack, self._stack_d2, cand_d2, cand_id,
                 self._buffer_d2)
         finally:
             if exclude is not None:
                 blocked[exclude] = False
             if include is not None:
                 blocked[include] = False
-        positions, distances = heap_id[:size], heap_d2[:size]
+        positions, distances = cand_id[:size], cand_d2[:size]
         if include is not None:
             positions = np.concatenate(([int(include)], positions))
             distances = np.concatenate(([0.0], distances))

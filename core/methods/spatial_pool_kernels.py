@@ -10,6 +10,10 @@ left), which is all the index's own farthest searches need.
 The m nearest records are kept in a max-heap on (d², record), so a request for many
 candidates costs O(m log m) rather than O(m²); the answer is sorted ascending on the
 same key, the reference's order (exact distance, then input order).
+
+The tree kernels (box distances, refreshing a node, the farthest searches through the
+shell and the reflection) are those of :mod:`core.methods.spatial_index` as of its
+row-major layout, kept here so that module can change its layout for MDAV alone.
 """
 
 from __future__ import annotations
@@ -17,9 +21,192 @@ from __future__ import annotations
 import numpy as np
 
 from core.compiled import kernel
-from core.methods import spatial_index as index
 
-__all__ = ["find_live", "remove_records", "nearest_live"]
+__all__ = ["SLACK", "find_live", "remove_records", "nearest_live"]
+
+SLACK = 1e-10  # margin of the shell and reflection bounds (as in spatial_index)
+
+
+def _distance2(P, t, q):
+    acc = 0.0
+    for j in range(P.shape[1]):
+        diff = P[t, j] - q[j]
+        acc += diff * diff
+    return acc
+
+
+def _vector_distance2(a, b):
+    acc = 0.0
+    for j in range(a.shape[0]):
+        diff = a[j] - b[j]
+        acc += diff * diff
+    return acc
+
+
+def _leaf_distances(P, s, e, q, buffer):
+    """Squared distances of rows s..e−1 to q (the same sum order as :func:`_distance2`)."""
+    for i in range(e - s):
+        acc = 0.0
+        for j in range(P.shape[1]):
+            diff = P[s + i, j] - q[j]
+            acc += diff * diff
+        buffer[i] = acc
+
+
+def _min_box2(lo, hi, node, q):
+    """Squared distance from q to the node's box (branch-free; never above a row's own)."""
+    acc = 0.0
+    for j in range(q.shape[0]):
+        diff = max(lo[node, j] - q[j], q[j] - hi[node, j], 0.0)
+        acc += diff * diff
+    return acc
+
+
+def _max_box2(lo, hi, node, q):
+    acc = 0.0
+    for j in range(q.shape[0]):
+        a = abs(lo[node, j] - q[j])
+        b = abs(hi[node, j] - q[j])
+        diff = a if a > b else b
+        acc += diff * diff
+    return acc
+
+
+def _refresh_node(node, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top):
+    """Recompute one node's live count, box and largest ρ² (from its rows or children)."""
+    d = P.shape[1]
+    if node >= first_leaf:
+        live, best = 0, -1.0
+        for t in range(start[node], stop[node]):
+            if head[t] < end[t]:
+                for j in range(d):
+                    v = P[t, j]
+                    if live == 0 or v < lo[node, j]:
+                        lo[node, j] = v
+                    if live == 0 or v > hi[node, j]:
+                        hi[node, j] = v
+                live += 1
+                if rho2[t] > best:
+                    best = rho2[t]
+        cnt[node], top[node] = live, best
+        return
+    a, b = 2 * node + 1, 2 * node + 2
+    cnt[node] = cnt[a] + cnt[b]
+    if cnt[a] and cnt[b]:
+        for j in range(d):
+            lo[node, j] = min(lo[a, j], lo[b, j])
+            hi[node, j] = max(hi[a, j], hi[b, j])
+        top[node] = max(top[a], top[b])
+    elif cnt[a] or cnt[b]:
+        c = a if cnt[a] else b
+        for j in range(d):
+            lo[node, j] = lo[c, j]
+            hi[node, j] = hi[c, j]
+        top[node] = top[c]
+
+
+def _refresh(node, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top):
+    """Recompute ``node`` and its ancestors (after one of its rows emptied)."""
+    while True:
+        _refresh_node(node, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
+        if node == 0:
+            return
+        node = (node - 1) // 2
+
+
+def _refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top):
+    """Every node from scratch (after a new anchor changed every ρ²)."""
+    for node in range(2 * first_leaf, -1, -1):
+        _refresh_node(node, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
+
+
+def _far_bound(node, q, reflected, spread, scale, lo, hi, cnt, top):
+    """Upper bound on |x − q|² over the live rows of ``node`` (−inf when it has none)."""
+    if cnt[node] == 0:
+        return -np.inf
+    box = _max_box2(lo, hi, node, q)
+    near = _min_box2(lo, hi, node, reflected)
+    reflection = 2.0 * top[node] + spread - near
+    reflection += SLACK * (2.0 * top[node] + spread + near + scale)
+    return min(box, reflection)
+
+
+def _farthest_from(q, anchor, first_leaf, start, stop, head, end, members, P, lo, hi, cnt,
+                   top, stack, stack_d2, buffer, work):
+    """(row, record, d²) of the live record farthest from q; ties to the first record."""
+    reflected = 2.0 * anchor - q
+    spread = 2.0 * _vector_distance2(anchor, q)
+    scale = _vector_distance2(reflected, np.zeros_like(q))
+    best_row, best_record, best = -1, -1, -1.0
+    if cnt[0] == 0:
+        return best_row, best_record, best
+    stack[0], stack_d2[0] = 0, np.inf
+    depth = 1
+    while depth:
+        depth -= 1
+        node, bound = stack[depth], stack_d2[depth]
+        if bound < best:
+            continue
+        if node >= first_leaf:
+            s = start[node]
+            _leaf_distances(P, s, stop[node], q, buffer)
+            work[1] += stop[node] - s
+            for i in range(stop[node] - s):
+                d2 = buffer[i]
+                t = s + i
+                if d2 < best or head[t] >= end[t]:
+                    continue
+                record = members[head[t]]
+                if d2 > best or (d2 == best and record < best_record):
+                    best_row, best_record, best = t, record, d2
+            continue
+        a, b = 2 * node + 1, 2 * node + 2
+        ba = _far_bound(a, q, reflected, spread, scale, lo, hi, cnt, top)
+        bb = _far_bound(b, q, reflected, spread, scale, lo, hi, cnt, top)
+        if ba > bb:
+            a, b, ba, bb = b, a, bb, ba
+        if cnt[a] and ba >= best:  # the nearer-bounded child waits on the stack
+            stack[depth], stack_d2[depth] = a, ba
+            depth += 1
+        if cnt[b] and bb >= best:
+            stack[depth], stack_d2[depth] = b, bb
+            depth += 1
+    return best_row, best_record, best
+
+
+def _farthest_in_shell(q, anchor, shell, pointer, rho2, head, end, members, P):
+    """(row, record, d², rows examined) of the live record farthest from q, via the shell."""
+    delta = np.sqrt(_vector_distance2(q, anchor))
+    while pointer[0] < shell.shape[0] and head[shell[pointer[0]]] >= end[shell[pointer[0]]]:
+        pointer[0] += 1
+    best_row, best_record, best = -1, -1, -1.0
+    examined = 0
+    for i in range(pointer[0], shell.shape[0]):
+        t = shell[i]
+        if head[t] >= end[t]:
+            continue
+        rho = np.sqrt(rho2[t])
+        if best >= 0.0 and (rho + delta) * (1.0 + SLACK) < np.sqrt(best) * (1.0 - SLACK):
+            break
+        examined += 1
+        d2 = _distance2(P, t, q)
+        record = members[head[t]]
+        if d2 > best or (d2 == best and record < best_record):
+            best_row, best_record, best = t, record, d2
+    return best_row, best_record, best, examined
+
+
+def _anchor_at(point, P, head, end, rho2):
+    """ρ² of every live row to ``point``; the live rows sorted by ρ², largest first."""
+    live = 0
+    for t in range(P.shape[0]):
+        if head[t] < end[t]:
+            rho2[t] = _distance2(P, t, point)
+            live += 1
+        else:
+            rho2[t] = -1.0
+    order = np.argsort(-rho2)
+    return order[:live].copy()
 
 
 def _find(nxt, slot):
@@ -47,7 +234,7 @@ def _remove(records, slot_of, nxt, row_of, leaf_of, alive, first_leaf, start, st
             following = _find(nxt, slot)
             if following >= end[t]:
                 head[t] = end[t]
-                index._refresh(leaf_of[t], first_leaf, start, stop, head, end, P, rho2, lo,
+                _refresh(leaf_of[t], first_leaf, start, stop, head, end, P, rho2, lo,
                                hi, cnt, top)
             else:
                 head[t] = following
@@ -58,77 +245,108 @@ def _after(d2a, a, d2b, b):
     return d2a > d2b or (d2a == d2b and a > b)
 
 
-def _sift_down(heap_d2, heap_id, size, d2, record):
-    """Place (d2, record) at the root of the max-heap of ``size`` entries, sifting down."""
-    i = 0
-    while True:
-        child = 2 * i + 1
-        if child >= size:
-            break
-        if child + 1 < size and _after(heap_d2[child + 1], heap_id[child + 1],
-                                       heap_d2[child], heap_id[child]):
-            child += 1
-        if not _after(heap_d2[child], heap_id[child], d2, record):
-            break
-        heap_d2[i], heap_id[i] = heap_d2[child], heap_id[child]
-        i = child
-    heap_d2[i], heap_id[i] = d2, record
+def _select_pairs(d2, ids, size, nth):
+    """Reorder the first ``size`` pairs so the ``nth`` smallest (d², record) sit at nth."""
+    lo, hi = 0, size - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        # median of three as the pivot, by the (distance, record) order
+        a, b, c = lo, mid, hi
+        if _after(d2[a], ids[a], d2[b], ids[b]):
+            a, b = b, a
+        if _after(d2[b], ids[b], d2[c], ids[c]):
+            b = c
+            if _after(d2[a], ids[a], d2[b], ids[b]):
+                b = a
+        pd, pid = d2[b], ids[b]
+        i, k = lo, hi
+        while i <= k:
+            while _after(pd, pid, d2[i], ids[i]):
+                i += 1
+            while _after(d2[k], ids[k], pd, pid):
+                k -= 1
+            if i <= k:
+                d2[i], d2[k] = d2[k], d2[i]
+                ids[i], ids[k] = ids[k], ids[i]
+                i += 1
+                k -= 1
+        if nth <= k:
+            hi = k
+        elif nth >= i:
+            lo = i
+        else:
+            return
 
 
-def _push(heap_d2, heap_id, size, m, d2, record):
-    """Offer (d2, record) to the max-heap of the m best; return the new size."""
-    if size < m:
-        i = size
-        while i > 0:
-            parent = (i - 1) // 2
-            if not _after(d2, record, heap_d2[parent], heap_id[parent]):
-                break
-            heap_d2[i], heap_id[i] = heap_d2[parent], heap_id[parent]
-            i = parent
-        heap_d2[i], heap_id[i] = d2, record
-        return size + 1
-    if _after(d2, record, heap_d2[0], heap_id[0]):
-        return size
-    _sift_down(heap_d2, heap_id, size, d2, record)
+def _shrink(d2, ids, size, m, bound):
+    """Keep the m best of ``size`` candidates at the front; ``bound`` gets the m-th."""
+    _select_pairs(d2, ids, size, m - 1)  # the m − 1 before it are the better ones
+    bound[0], bound[1] = d2[m - 1], ids[m - 1]
+    return m
+
+
+def _finish(d2, ids, size, m):
+    """Sort the best min(m, size) candidates ascending at the front; return how many."""
+    bound = np.empty(2)
+    if size > m:
+        size = _shrink(d2, ids, size, m, bound)
+    order = np.argsort(ids[:size])
+    by_distance = np.argsort(d2[:size][order], kind="mergesort")
+    order = order[by_distance]
+    sorted_d2, sorted_ids = d2[:size][order], ids[:size][order]
+    d2[:size], ids[:size] = sorted_d2, sorted_ids
+    return size
+
+
+def _offer_row(t, d2, m, blocked, nxt, head, end, members, cand_d2, cand_id, size, bound):
+    """Offer row t's live, unblocked records (at distance d2) as candidates."""
+    slot = head[t]
+    cap = cand_d2.shape[0]
+    while slot < end[t]:
+        record = members[slot]
+        if d2 > bound[0] or (d2 == bound[0] and record > bound[1]):
+            break
+        if not blocked[record]:
+            cand_d2[size], cand_id[size] = d2, record
+            size += 1
+            if size == cap:
+                size = _shrink(cand_d2, cand_id, size, m, bound)
+        slot = _find(nxt, slot + 1)
     return size
 
 
 def _nearest(q, m, blocked, nxt, first_leaf, start, stop, head, end, members, P, lo, hi,
-             cnt, stack, stack_d2, heap_d2, heap_id, buffer):
-    """The m live records nearest to q that are not ``blocked``; sorted ascending in place.
+             cnt, stack, stack_d2, cand_d2, cand_id, buffer):
+    """The m live records nearest to q that are not ``blocked``, sorted at the front.
 
-    Returns how many were found (fewer than m only when fewer are available).
+    Candidates under the bound are appended to ``cand_d2``/``cand_id`` (capacity above
+    m); when full, the m best are selected and the bound tightens to the m-th, so a
+    candidate costs O(1). Returns how many were found (fewer than m only when fewer are
+    available).
     """
     if cnt[0] == 0 or m == 0:
         return 0
+    bound = np.empty(2)
+    bound[0], bound[1] = np.inf, -1.0
     size = 0
-    stack[0], stack_d2[0] = 0, index._min_box2(lo, hi, 0, q)
+    stack[0], stack_d2[0] = 0, _min_box2(lo, hi, 0, q)
     depth = 1
     while depth:
         depth -= 1
-        node, bound = stack[depth], stack_d2[depth]
-        if size == m and bound > heap_d2[0]:
+        node = stack[depth]
+        if stack_d2[depth] > bound[0]:
             continue
         if node >= first_leaf:
             s = start[node]
-            index._leaf_distances(P, s, stop[node], q, buffer)
+            _leaf_distances(P, s, stop[node], q, buffer)
             for i in range(stop[node] - s):
-                d2 = buffer[i]
-                if size == m and d2 > heap_d2[0]:
-                    continue
-                t = s + i
-                slot = head[t]
-                while slot < end[t]:
-                    record = members[slot]
-                    if size == m and _after(d2, record, heap_d2[0], heap_id[0]):
-                        break
-                    if not blocked[record]:
-                        size = _push(heap_d2, heap_id, size, m, d2, record)
-                    slot = _find(nxt, slot + 1)
+                if buffer[i] <= bound[0]:
+                    size = _offer_row(s + i, buffer[i], m, blocked, nxt, head, end, members,
+                                      cand_d2, cand_id, size, bound)
             continue
         a, b = 2 * node + 1, 2 * node + 2
-        da = index._min_box2(lo, hi, a, q) if cnt[a] else np.inf
-        db = index._min_box2(lo, hi, b, q) if cnt[b] else np.inf
+        da = _min_box2(lo, hi, a, q) if cnt[a] else np.inf
+        db = _min_box2(lo, hi, b, q) if cnt[b] else np.inf
         if da > db:
             a, b, da, db = b, a, db, da
         if cnt[b]:
@@ -137,14 +355,36 @@ def _nearest(q, m, blocked, nxt, first_leaf, start, stop, head, end, members, P,
         if cnt[a]:
             stack[depth], stack_d2[depth] = a, da
             depth += 1
-    for last in range(size - 1, 0, -1):  # heap sort: largest to the back
-        d2, record = heap_d2[last], heap_id[last]
-        heap_d2[last], heap_id[last] = heap_d2[0], heap_id[0]
-        _sift_down(heap_d2, heap_id, last, d2, record)
-    return size
+    return _finish(cand_d2, cand_id, size, m)
 
 
-for _name in ("_find", "_remove", "_after", "_sift_down", "_push", "_nearest"):
+def _nearest_flat(q, m, blocked, nxt, first_leaf, start, stop, head, end, members, P, lo,
+                  hi, cnt, cand_d2, cand_id, buffer):
+    """:func:`_nearest` by a scan of the live leaves in order (no descent through the tree).
+
+    In many dimensions a search for hundreds of neighbours opens most leaves anyway; the
+    scan then saves the descent's box tests. A leaf farther than the bound is skipped.
+    """
+    if cnt[0] == 0 or m == 0:
+        return 0
+    bound = np.empty(2)
+    bound[0], bound[1] = np.inf, -1.0
+    size = 0
+    for node in range(first_leaf, 2 * first_leaf + 1):
+        if cnt[node] == 0 or _min_box2(lo, hi, node, q) > bound[0]:
+            continue
+        s = start[node]
+        _leaf_distances(P, s, stop[node], q, buffer)
+        for i in range(stop[node] - s):
+            if buffer[i] <= bound[0]:
+                size = _offer_row(s + i, buffer[i], m, blocked, nxt, head, end, members,
+                                  cand_d2, cand_id, size, bound)
+    return _finish(cand_d2, cand_id, size, m)
+
+for _name in ("_distance2", "_vector_distance2", "_leaf_distances", "_min_box2",
+              "_max_box2", "_refresh_node", "_refresh", "_refresh_all", "_far_bound",
+              "_farthest_from", "_farthest_in_shell", "_anchor_at", "_find", "_remove", "_after", "_select_pairs",
+              "_shrink", "_finish", "_offer_row", "_nearest", "_nearest_flat"):
     _compiled = kernel(globals()[_name])
     if _compiled is not None:
         globals()[_name] = _compiled

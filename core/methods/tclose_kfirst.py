@@ -13,7 +13,10 @@ candidate changes:
   from the clusters just formed (any size gives a prefix of the same order, so the
   result does not depend on it), instead of requests doubling from 2k + 16.
 
-The pool's own searches (the farthest record, the nearest ones) are unchanged.
+The pool is a :class:`~core.methods.spatial_pool.SpatialPool`: the same farthest and
+nearest records as the reference's :class:`~core.methods.pool.RecordPool`, found on a
+spatial index instead of a pass over every record left; its positions are the record
+numbers.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from collections import deque
 import numpy as np
 
 from core.compiled import kernel
-from core.methods.pool import RecordPool
+from core.methods.spatial_pool import SpatialPool
 from core.methods.tcloseness import by_distance
 from core.methods.tclose_emd import NOMINAL, cluster_emd, pack_attributes
 from core.methods.tclose_emd import _up_down
@@ -119,7 +122,7 @@ def _swap_scan(mem_pos, mem_codes, cand_pos, cand_codes, kinds, ms, G, P, counts
 swap_scan = kernel(_swap_scan)
 
 
-def _candidates(pool: RecordPool, point: np.ndarray, seed: int, fetch: int) -> np.ndarray:
+def _candidates(pool: SpatialPool, point: np.ndarray, seed: int, fetch: int) -> np.ndarray:
     """The ``fetch`` live positions nearest to ``point`` (seed first, ties in input order)."""
     if fetch >= pool.count:
         return by_distance(pool, point, seed)
@@ -145,7 +148,7 @@ def kfirst_labels(X, attributes, k: int, t: float, state: TaskState):
     """
     packed = pack_attributes(attributes)
     n = len(X)
-    pool = RecordPool(X)
+    pool = SpatialPool(X)
     labels = np.full(n, -1, dtype=np.int64)
     limit = float(t) + EMD_TOLERANCE
     result = np.zeros(3)

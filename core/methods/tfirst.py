@@ -12,12 +12,25 @@ from fractions import Fraction
 
 import numpy as np
 
+from core.methods import tcloseness
 from core.methods.pool import RecordPool
 from core.methods.tcloseness import (TClosePartition, check_tclose_inputs, close_partition)
 from core.privacy.attributes import tclose_attributes
 from core.progress import TaskState
 
 __all__ = ["tfirst_cluster_size", "tc_tfirst"]
+
+# Below this many records a subset's pool is a RecordPool even on the compiled path: a
+# pass over a few records costs less than building an index (the answers are the same).
+_SMALL_POOL = 64
+
+
+def _pool(X: np.ndarray):
+    """A pool of the records of ``X``: on the spatial index when compiled (same answers)."""
+    if tcloseness.COMPILED and len(X) >= _SMALL_POOL:
+        from core.methods.spatial_pool import SpatialPool
+        return SpatialPool(X)
+    return RecordPool(X)
 
 
 def tfirst_cluster_size(n: int, k: int, t: float) -> int:
@@ -69,8 +82,10 @@ def tc_tfirst(X, confidential, *, k: int, t: float, kinds=None,
     (n−k₃)/(2(n−1)k₃) ≤ t for one confidential attribute with distinct values; otherwise
     the clusters are verified and merged as in Algorithm 1.
 
-    Cost O(n²·d / k₃) time (one pass over the records left per cluster, in the subsets'
-    own pools) and O(n·d) memory, like MDAV.
+    Cost O(n²·d / k₃) time on the reference path (one pass over the records left per
+    cluster, in the subsets' own pools) and O(n·d) memory, like MDAV; with compiled
+    kernels the pools are :class:`~core.methods.spatial_pool.SpatialPool` (a spatial
+    index, the same answers) and a cluster costs about a tree search per subset.
 
     Parameters
     ----------
@@ -103,8 +118,8 @@ def tc_tfirst(X, confidential, *, k: int, t: float, kinds=None,
     size = tfirst_cluster_size(n, k, t)
     subsets, per, extra = _subsets(attributes, size)
     extras_per_cluster = -(-extra // per)  # 1 whenever Expression (4) leaves r < ⌊n/k⌋
-    pools = [RecordPool(X[members]) for members in subsets]
-    everyone = RecordPool(X)
+    pools = [_pool(X[members]) for members in subsets]
+    everyone = _pool(X)
     labels = np.full(n, -1, dtype=np.int64)
     build = state.sub(0.0, 0.9)
     clusters = 0
@@ -136,6 +151,6 @@ def tc_tfirst(X, confidential, *, k: int, t: float, kinds=None,
     return close_partition(X, attributes, labels, size, t, state.sub(0.9, 1.0))
 
 
-def _positions(pool: RecordPool, records: np.ndarray) -> np.ndarray:
-    """Buffer positions of live original record indices."""
+def _positions(pool, records: np.ndarray) -> np.ndarray:
+    """Pool positions of live original record indices."""
     return pool.positions_of(records)

@@ -1,0 +1,145 @@
+"""SpatialPool gives RecordPool's answers exactly, under removals in any order.
+
+Positions differ (record numbers against buffer offsets), so answers are compared as
+record numbers through each pool's ``records_at``. The t-closeness methods built on it
+give the reference's labels, swaps and merges.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.compiled import COMPILED
+from core.methods import tcloseness, tfirst
+from core.methods.pool import RecordPool
+from core.methods.spatial_pool import SpatialPool
+from core.privacy.attributes import TCloseAttribute
+
+pytestmark = pytest.mark.skipif(not COMPILED, reason="numba missing or switched off")
+
+
+def matrix(n, d, seed, kind):
+    rng = np.random.default_rng(seed)
+    if kind == "grid":  # many exact ties and duplicates
+        return rng.integers(0, 3, size=(n, d)).astype(float)
+    if kind == "few rows":
+        return rng.normal(size=(3, d))[rng.integers(0, 3, n)]
+    if kind == "signed zeros":
+        return rng.choice([-0.0, 0.0, 1.0], size=(n, d))
+    return rng.normal(size=(n, d))
+
+
+def same_answers(X, seed, steps):
+    """Drive both pools with the same random questions and removals; compare every answer."""
+    rng = np.random.default_rng(seed)
+    reference, pool = RecordPool(X), SpatialPool(X)
+    for _ in range(steps):
+        if not reference.count:
+            break
+        live = reference.remaining()
+        np.testing.assert_array_equal(pool.remaining(), live)
+        assert reference.count == pool.count
+        centroid = reference.centroid()
+        np.testing.assert_array_equal(pool.centroid(), centroid)  # bit for bit
+        assert reference.records_at(reference.farthest(centroid)) == pool.farthest(centroid)
+        point = X[rng.choice(live)] if rng.random() < 0.7 else rng.normal(size=X.shape[1])
+        assert reference.records_at(reference.farthest(point)) == pool.farthest(point)
+        seed_record = int(rng.choice(live)) if rng.random() < 0.7 else None
+        others = live[live != seed_record]
+        excluded = np.sort(rng.choice(others, size=min(len(others), rng.integers(0, 4)),
+                                      replace=False)) if rng.random() < 0.4 else None
+        include_ref = None if seed_record is None else int(
+            reference.positions_of([seed_record])[0])
+        exclude_ref = None if excluded is None else reference.positions_of(excluded)
+        m = int(rng.integers(1, reference.count + 1))
+        expected = reference.records_at(reference.nearest(point, m, include=include_ref,
+                                                          exclude=exclude_ref))
+        got = pool.nearest(point, m, include=seed_record, exclude=excluded)
+        np.testing.assert_array_equal(got, expected)
+        n_excluded = 0 if excluded is None else len(excluded)
+        if m < reference.count - n_excluded:
+            order, distances = reference.nearest_sorted(point, m, include=include_ref,
+                                                        exclude=exclude_ref)
+            got_order, got_distances = pool.nearest_sorted(point, m, include=seed_record,
+                                                           exclude=excluded)
+            np.testing.assert_array_equal(got_order, reference.records_at(order))
+            np.testing.assert_array_equal(got_distances, distances)
+        # remove arbitrary live records (not only the first of equal rows), any order
+        size = int(rng.integers(1, min(len(live), 8) + 1))
+        gone = rng.choice(live, size=size, replace=False)
+        removed = reference.remove(reference.positions_of(np.sort(gone))[
+            np.argsort(np.argsort(gone))])
+        np.testing.assert_array_equal(pool.remove(gone), removed)
+        np.testing.assert_array_equal(removed, gone)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 90), d=st.integers(1, 4), seed=st.integers(0, 10**6),
+       kind=st.sampled_from(["normal", "grid", "few rows", "signed zeros"]))
+def test_same_answers_as_record_pool(n, d, seed, kind):
+    same_answers(matrix(n, d, seed, kind), seed, steps=60)
+
+
+@pytest.mark.parametrize("kind", ["normal", "grid", "few rows"])
+def test_same_answers_on_a_deep_tree(kind):
+    same_answers(matrix(1500, 3, 7, kind), 7, steps=120)
+
+
+def test_positions_are_record_numbers_and_stay_valid():
+    X = np.array([[0.0], [1.0], [1.0], [1.0], [5.0]])
+    pool = SpatialPool(X)
+    assert pool.remove(np.array([2])).tolist() == [2]  # a later duplicate leaves first
+    assert pool.nearest(np.array([1.0]), 2).tolist() == [1, 3]
+    assert pool.nearest_sorted(np.array([1.0]), 2, include=4)[0].tolist() == [4, 1]
+    assert pool.nearest_sorted(np.array([1.0]), 2, include=4)[1].tolist() == [0.0, 0.0]
+    assert pool.records_at(np.array([3, 0])).tolist() == [3, 0]
+    assert pool.positions_of(np.array([4])).tolist() == [4]
+    assert pool.live_positions().tolist() == [0, 1, 3, 4]
+
+
+def attributes(X, seed, distinct_values):
+    rng = np.random.default_rng(seed)
+    values = X[:, 0] + rng.normal(size=len(X))
+    if distinct_values:
+        values = rng.integers(0, distinct_values, len(X)).astype(float)
+    return [TCloseAttribute.from_values(values)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(2, 400), seed=st.integers(0, 10**6), k=st.integers(2, 6),
+       t=st.sampled_from([0.02, 0.1, 0.3]), distinct_rows=st.sampled_from([None, 3, 30]),
+       distinct_values=st.sampled_from([None, 2, 5]))
+def test_tfirst_on_spatial_pools_equals_reference(n, seed, k, t, distinct_rows,
+                                                  distinct_values):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    if distinct_rows:
+        X = X[rng.integers(0, min(distinct_rows, n), n)]
+    confidential = attributes(X, seed, distinct_values)
+    saved = (tcloseness.COMPILED, tfirst._SMALL_POOL)
+    try:
+        tfirst._SMALL_POOL = 1  # every subset on the spatial index
+        compiled = tfirst.tc_tfirst(X, confidential, k=min(k, n), t=t)
+        tcloseness.COMPILED = False
+        reference = tfirst.tc_tfirst(X, confidential, k=min(k, n), t=t)
+    finally:
+        tcloseness.COMPILED, tfirst._SMALL_POOL = saved
+    np.testing.assert_array_equal(compiled.labels, reference.labels)
+    assert (compiled.merges, compiled.max_emd) == (reference.merges, reference.max_emd)
+
+
+@pytest.mark.parametrize("distinct_rows", [None, 25])
+def test_kfirst_on_the_spatial_pool_equals_reference(distinct_rows, monkeypatch):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(1200, 4))
+    if distinct_rows:
+        X = X[rng.integers(0, distinct_rows, len(X))]
+    confidential = attributes(X, 3, None if distinct_rows is None else 4)
+    compiled = tcloseness.tc_kfirst(X, confidential, k=4, t=0.1)
+    monkeypatch.setattr(tcloseness, "COMPILED", False)
+    reference = tcloseness.tc_kfirst(X, confidential, k=4, t=0.1)
+    np.testing.assert_array_equal(compiled.labels, reference.labels)
+    assert (compiled.swaps, compiled.merges) == (reference.swaps, reference.merges)
