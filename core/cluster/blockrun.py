@@ -13,6 +13,13 @@ It returns the released records, with ``_row``, and one line of figures per bloc
 (records, groups, smallest and largest group, SSE). Group ids are only counted, never
 released, so they need no global numbering. Between two blocks the worker checks the
 run's stop event (:func:`core.cluster.session.stop_requested`) every 0.2 s.
+
+:func:`warm_up` runs one small block first, on one worker per machine. The compiled
+kernels (:mod:`core.compiled`) are cached on disk, but only after a process compiled
+them; worker processes started together on a machine whose cache is cold (a fresh
+install, a changed source file) would each compile the same kernels at the same time,
+tens of seconds apiece on a busy machine. After the warm-up they load them from the
+cache instead.
 """
 
 from __future__ import annotations
@@ -34,11 +41,12 @@ from core.pipeline import prepare_run
 from core.pipeline.partition import partition_blocks
 from core.progress import TaskState
 
-__all__ = ["BlockJob", "ROW", "BLOCK", "PART", "run_blocks", "run_block"]
+__all__ = ["BlockJob", "ROW", "BLOCK", "PART", "run_blocks", "run_block", "warm_up"]
 
 ROW, BLOCK, PART = "_microagg_row", "_microagg_block", "_microagg_part"
 """Working columns: global row number, block number, input partition number."""
 _ASK_EVERY = 0.2  # seconds of blocks between two looks at the stop event
+_WARM_UP_ROWS = 1_000  # records of the warm-up block: every kernel runs, none for long
 
 
 @dataclass(frozen=True)
@@ -90,8 +98,26 @@ def run_blocks(frame: pd.DataFrame, job: BlockJob) -> tuple[pd.DataFrame, list[d
     return pd.concat(released, ignore_index=True), figures
 
 
+def warm_up(table: pd.DataFrame, job: BlockJob) -> float:
+    """Run the first records of ``table`` as a block, to compile (or load) the kernels
+    in this process and leave them in the machine's cache; the seconds it took.
+
+    A table the method refuses (too few records, a stratum below k) warms nothing: the
+    real blocks report their own errors.
+    """
+    from core.errors import MicroaggError
+
+    began = time.perf_counter()
+    try:
+        run_block(table.head(_WARM_UP_ROWS), job)
+    except MicroaggError:
+        pass
+    return time.perf_counter() - began
+
+
 def run_block(table: pd.DataFrame, job: BlockJob) -> tuple[pd.DataFrame, dict]:
     """Microaggregate one block; its released table (same rows and order) and figures."""
+    began = time.perf_counter()
     table = table.reset_index(drop=True)
     roles = job.roles
     plan = prepare_run(table, roles, job.method, blocks=job.blocks, seed=job.seed,
@@ -121,4 +147,5 @@ def run_block(table: pd.DataFrame, job: BlockJob) -> tuple[pd.DataFrame, dict]:
         "n": len(table), "n_groups": int(sizes.size), "min_group": int(sizes.min()),
         "max_group": int(sizes.max()), "sse": sse,
         "group_sizes": {int(s): int(c) for s, c in zip(*counted)},
+        "seconds": time.perf_counter() - began,
     }

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from core.cluster.blocking import build_tree, finish_blocking, stratum_codes
-from core.cluster.blockrun import BLOCK, PART, ROW, BlockJob, run_blocks
+from core.cluster.blockrun import BLOCK, PART, ROW, BlockJob, run_blocks, warm_up
 from core.cluster.partitioned import (OutputFolder, output_format, read_partitioned,
                                       write_parts)
 from core.cluster.result import BlockedResult
@@ -144,6 +144,8 @@ def anonymize_blocked(source, roles: RoleSpec, method: str = "mdav", *,
         n = encoding.n_records
         if n < k:
             raise MicroaggError(f"The table has {n} records, fewer than k = {k}.")
+        job = BlockJob(method, roles, resolved, blocks, seed, encoding, session.stop_name)
+        warming = _warm_up(session, sample, job)
         state.step(0.06, "building the blocks")
         lengths = frame.map_partitions(len, meta=(None, "int64")).compute().to_numpy()
         offsets = np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64)
@@ -151,7 +153,7 @@ def anonymize_blocked(source, roles: RoleSpec, method: str = "mdav", *,
         blocking = _blocking(frame, roles, encoding, keys, sizes, n, offsets,
                              block_size=block_size, min_size=k, seed=seed)
         state.check()
-        job = BlockJob(method, roles, resolved, blocks, seed, encoding, session.stop_name)
+        wait(session, warming, state, start=0.09, stop=0.1, message="preparing the workers")
         numbered = frame.map_partitions(
             _number, offsets, encoding, keys, blocking, list(roles.strata),
             meta=_meta(frame._meta, block=True))
@@ -212,6 +214,19 @@ def anonymize_blocked(source, roles: RoleSpec, method: str = "mdav", *,
         output=str(folder.target) if folder is not None else None,
         output_format=fmt, block_size=block_size, scheduler=scheduler or address,
         local_cluster=scheduler is None, seconds=time.perf_counter() - started)
+
+
+def _warm_up(session, sample: pd.DataFrame, job: BlockJob) -> list:
+    """Start one warm-up block (:func:`core.cluster.blockrun.warm_up`) on one worker of
+    every machine; the futures, awaited before the blocks are sent."""
+    workers = session.client.scheduler_info(n_workers=-1).get("workers", {})
+    first_of_host: dict[str, str] = {}
+    for address, info in workers.items():
+        first_of_host.setdefault(info.get("host", address), address)
+    table = session.client.scatter(sample, broadcast=False) if first_of_host else None
+    return [session.client.submit(warm_up, table, job, workers=[address], pure=False,
+                                  allow_other_workers=False)
+            for address in first_of_host.values()]
 
 
 def _refuse(spec, roles: RoleSpec, block_size, k) -> None:

@@ -127,6 +127,7 @@ def _connect(distributed, scheduler: str):
     if "://" not in address:
         address = "tcp://" + address
     try:
+        _probe(address)
         return distributed.Client(address, timeout=_CONNECT_TIMEOUT,
                                   set_as_default=False)
     except (OSError, TimeoutError, ValueError) as error:
@@ -135,6 +136,25 @@ def _connect(distributed, scheduler: str):
                             f"({reason}). Check the address and that the scheduler is "
                             "running, or leave the scheduler out to use a local "
                             "cluster.") from None
+
+
+def _probe(address: str) -> None:
+    """Open and close a TCP connection to a ``tcp://host:port`` address.
+
+    ``distributed.Client`` retries a refused connection until its timeout; a port with
+    nothing listening is refused at once, so this turns ten seconds of retries into an
+    immediate message. Other protocols are left to the client.
+    """
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address)
+    if parts.scheme != "tcp":
+        return
+    if parts.port is None or not parts.hostname:  # left to the client's own message
+        return
+    with socket.create_connection((parts.hostname, parts.port), timeout=_CONNECT_TIMEOUT):
+        pass
 
 
 def wait(session: Session, futures: Sequence, state: TaskState, *, start: float,
