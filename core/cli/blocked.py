@@ -48,7 +48,10 @@ def add_cluster_options(parser: argparse.ArgumentParser, typed) -> None:
                        help="Dask scheduler to use (tcp://host:8786); default: start a "
                             "local cluster on this machine")
     group.add_argument("--block-size", type=typed(int, "--block-size"), metavar="N",
-                       help="records per block, about (default 5000; at least 2k)")
+                       help="records per block, about (default 100000; at least 2k). "
+                            "Larger blocks lose less information and take longer: "
+                            "IL above unblocked MDAV's by about 13 %% at 5000, 5 %% at "
+                            "50000, 2 %% at 100000 (10 attributes, k=5)")
     group.add_argument("--workers", type=typed(int, "--workers"), metavar="N",
                        help="worker processes of the local cluster (default: Dask's)")
     group.add_argument("--output-format", choices=("parquet", "csv"),

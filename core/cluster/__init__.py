@@ -16,7 +16,7 @@ Example::
     from core import RoleSpec
     from core.cluster import anonymize_blocked
     result = anonymize_blocked("survey_parts/", RoleSpec(quasi_identifiers=("age", "income")),
-                               "mdav", k=5, output="released_parts/", block_size=5000)
+                               "mdav", k=5, output="released_parts/", block_size=100_000)
     result.il, result.verification.passed
 """
 
