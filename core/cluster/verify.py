@@ -20,24 +20,26 @@ from core.verify.kanonymity import Verification
 __all__ = ["verify_blocked", "class_statistics"]
 
 
-def class_statistics(frame, columns: Sequence[str], k: int) -> tuple[int, int, int]:
-    """(smallest class, number of classes, classes below k) of the Dask frame ``frame``
-    over ``columns``."""
+def class_statistics(frame, columns: Sequence[str], k: int) -> tuple[int, int, int, int]:
+    """(smallest class, number of classes, classes below k, records) of the Dask frame
+    ``frame`` over ``columns``."""
     columns = list(columns)
 
     def count(part: pd.DataFrame) -> pd.DataFrame:
         sizes = part.groupby(columns, dropna=False, sort=False).size().to_numpy()
         return pd.DataFrame({"smallest": [int(sizes.min()) if sizes.size else 1 << 62],
                              "classes": [int(sizes.size)],
-                             "below": [int((sizes < k).sum())]})
+                             "below": [int((sizes < k).sum())],
+                             "rows": [len(part)]})
 
     meta = pd.DataFrame({"smallest": pd.Series(dtype="int64"),
                          "classes": pd.Series(dtype="int64"),
-                         "below": pd.Series(dtype="int64")})
+                         "below": pd.Series(dtype="int64"),
+                         "rows": pd.Series(dtype="int64")})
     shuffled = frame[columns].shuffle(on=columns, npartitions=max(1, frame.npartitions))
     figures = shuffled.map_partitions(count, meta=meta).compute()
     return (int(figures["smallest"].min()), int(figures["classes"].sum()),
-            int(figures["below"].sum()))
+            int(figures["below"].sum()), int(figures["rows"].sum()))
 
 
 def verify_blocked(frame, roles: RoleSpec, k: int, *, blocks, n_records: int,
@@ -60,16 +62,14 @@ def verify_blocked(frame, roles: RoleSpec, k: int, *, blocks, n_records: int,
     """
     qi, strata = list(roles.quasi_identifiers), list(roles.strata)
     notes: list[str] = []
-    n_released = int(frame.shape[0].compute())
-    if n_released != n_records:
-        notes.append(f"The release has {n_released:,} records but the original has "
-                     f"{n_records:,}.")
     left_in = [c for c in roles.identifiers if c in frame.columns]
     for column in left_in:
         notes.append(f"Identifier column '{column}' is still in the masked table.")
-    smallest_by_block, n_classes, whole_smallest = [], 0, 0
+    smallest_by_block, n_classes, whole_smallest, n_released = [], 0, 0, 0
     for number, block in enumerate(blocks, start=1):
-        smallest, n_classes, below = class_statistics(frame, list(block) + strata, k)
+        # The records are counted in the same pass as the classes (no pass of their own).
+        smallest, n_classes, below, n_released = class_statistics(
+            frame, list(block) + strata, k)
         smallest_by_block.append(smallest)
         whole_smallest = smallest
         if below:
@@ -77,7 +77,10 @@ def verify_blocked(frame, roles: RoleSpec, k: int, *, blocks, n_records: int,
             notes.insert(0, f"{below} equivalence class(es){where} have fewer than "
                             f"k = {k} records; the smallest has {smallest}.")
     if len(blocks) > 1:
-        whole_smallest, n_classes, _ = class_statistics(frame, qi + strata, k)
+        whole_smallest, n_classes, _, _ = class_statistics(frame, qi + strata, k)
+    if n_released != n_records:
+        notes.append(f"The release has {n_released:,} records but the original has "
+                     f"{n_records:,}.")
     smallest = min(smallest_by_block)
     return Verification(
         k_required=int(k), smallest_class=smallest, n_classes=int(n_classes),
