@@ -21,14 +21,22 @@ on one machine):
 Block size, the trade-off. A record near a block's edge is grouped with neighbours from
 its own side only, so blocked MDAV loses more information than unblocked MDAV, and the
 share of records near an edge falls as blocks grow; MDAV's time per block grows faster
-than linearly (compiled, about 1 s for 50,000 records and 8 s for 100,000). Measured on
-``benchmarks/scale_dask.py --sweep`` data (200,000 × 10, k = 5, relative IL gap to
-unblocked MDAV): N = 5,000 +12.9 %, 20,000 +7.5 %, 50,000 +4.9 %, 100,000 +2.4 %; the
-split rule (widest range instead of largest variance) changed nothing (±0.1 %). The
-default, :data:`DEFAULT_BLOCK_SIZE` = 100,000, is the smallest N that keeps the gap
-near 2 % (see the benchmark for 1,000,000 records); a smaller N is faster and loses
-more, a larger one the reverse. Blocks come out between N/√2 and √2·N records
-(:mod:`core.cluster.blocking`).
+than linearly (compiled, about 1 s for 50,000 records and 8 s for 100,000 on an idle
+core). Relative IL gap to unblocked MDAV (k = 5, 10 attributes, same standardization):
+
+=================================  =======  ========  ========  =========  =========
+records, data                       N=5,000  N=20,000  N=50,000  N=100,000  N=200,000
+=================================  =======  ========  ========  =========  =========
+200,000, standard normal            +12.9 %   +7.5 %    +4.9 %    +2.4 %     —
+1,000,000, ``scale_dask`` records     —         —         —       +5.2 %     +3.4 %
+=================================  =======  ========  ========  =========  =========
+
+(splitting at the median of the widest range instead of the largest variance changed
+nothing, ±0.1 %). The gap roughly falls by a third for every doubling of N while the
+time per block more than triples; 2 % on skewed, correlated data would take blocks of
+about 500,000. The default, :data:`DEFAULT_BLOCK_SIZE` = 100,000, keeps a
+10,000,000-record run within reach of two cores; ask for a larger N for a smaller gap.
+Blocks come out between N/√2 and √2·N records (:mod:`core.cluster.blocking`).
 
 Methods whose guarantee is t-closeness are refused: closeness compares every class with
 the whole table's distribution of the confidential attribute, which a block does not
