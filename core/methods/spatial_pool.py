@@ -66,6 +66,7 @@ class SpatialPool:
         P = self._X[members[starts[:-1]]] + 0.0
         perm, start, stop, levels = index.build_tree(P, _LEAF_SIZE)
         self._P = np.ascontiguousarray(P[perm])
+        self._Q = index.leaf_blocks(self._P, start, stop, levels)
         self._head = starts[:-1][perm].copy()
         self._end = starts[1:][perm].copy()
         inverse = np.empty_like(perm)
@@ -88,7 +89,7 @@ class SpatialPool:
         self._pointer = np.zeros(1, dtype=np.int64)
         depth = 2 * levels + 8
         self._stack, self._stack_d2 = np.zeros(depth, dtype=np.int64), np.zeros(depth)
-        self._buffer_d2 = np.zeros(2 * _LEAF_SIZE + 2)
+        self._buffer_d2 = np.zeros(int((stop - start).max()) + 1)
         self._work = np.zeros(4, dtype=np.int64)
         self._anchor = np.zeros(d)
         self._shell_work = 0
@@ -100,12 +101,12 @@ class SpatialPool:
     def _move_anchor(self, point: np.ndarray) -> None:
         """Sort the live rows by distance to ``point``; every node's largest ρ² again."""
         self._anchor = np.array(point, dtype=np.float64)
-        order = kernels._anchor_at(self._anchor, self._P, self._head, self._end, self._rho2)
+        order = index._anchor_at(self._anchor, self._P, self._head, self._end, self._rho2)
         self._shell[:len(order)] = order
         self._n_shell = len(order)
         self._pointer[0] = 0
         self._shell_work = 0
-        kernels._refresh_all(self._first_leaf, self._start, self._stop, self._head, self._end,
+        index._refresh_all(self._first_leaf, self._start, self._stop, self._head, self._end,
                            self._P, self._rho2, self._lo, self._hi, self._cnt, self._top)
 
     # --- RecordPool's interface -------------------------------------------------------
@@ -151,13 +152,13 @@ class SpatialPool:
         point = np.ascontiguousarray(point, dtype=np.float64)
         if self.count and np.array_equal(point, self.centroid()):
             return self._farthest_from_centroid(point)
-        return int(kernels._farthest_from(
+        return int(index._farthest_from(
             point, self._anchor, self._first_leaf, self._start, self._stop, self._head,
-            self._end, self._members, self._P, self._lo, self._hi, self._cnt, self._top,
+            self._end, self._members, self._Q, self._lo, self._hi, self._cnt, self._top,
             self._stack, self._stack_d2, self._buffer_d2, self._work)[1])
 
     def _farthest_from_centroid(self, centroid: np.ndarray) -> int:
-        _, record, _, examined = kernels._farthest_in_shell(
+        _, record, _, examined = index._farthest_in_shell(
             centroid, self._anchor, self._shell[:self._n_shell], self._pointer, self._rho2,
             self._head, self._end, self._members, self._P)
         # The anchor stays while the scans stay short (as in spatial_heuristics).
@@ -205,7 +206,7 @@ class SpatialPool:
         try:
             size = kernels.nearest_live(
                 point, max(wanted, 0), blocked, self._nxt, self._first_leaf, self._start,
-                self._stop, self._head, self._end, self._members, self._P, self._lo,
+                self._stop, self._head, self._end, self._members, self._Q, self._lo,
                 self._hi, self._cnt, self._stack, self._stack_d2, cand_d2, cand_id,
                 self._buffer_d2)
         finally:

@@ -11,9 +11,9 @@ The m nearest records are kept in a max-heap on (d², record), so a request for 
 candidates costs O(m log m) rather than O(m²); the answer is sorted ascending on the
 same key, the reference's order (exact distance, then input order).
 
-The tree kernels (box distances, refreshing a node, the farthest searches through the
-shell and the reflection) are those of :mod:`core.methods.spatial_index` as of its
-row-major layout, kept here so that module can change its layout for MDAV alone.
+The tree kernels (leaf distances, box distances, refreshing a node, the farthest
+searches through the shell and the reflection) are :mod:`core.methods.spatial_index`'s
+own; only what removal in any order changes lives here.
 """
 
 from __future__ import annotations
@@ -21,192 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from core.compiled import kernel
+from core.methods.spatial_index import _leaf_distances, _min_box2, _refresh
 
-__all__ = ["SLACK", "find_live", "remove_records", "nearest_live"]
-
-SLACK = 1e-10  # margin of the shell and reflection bounds (as in spatial_index)
-
-
-def _distance2(P, t, q):
-    acc = 0.0
-    for j in range(P.shape[1]):
-        diff = P[t, j] - q[j]
-        acc += diff * diff
-    return acc
-
-
-def _vector_distance2(a, b):
-    acc = 0.0
-    for j in range(a.shape[0]):
-        diff = a[j] - b[j]
-        acc += diff * diff
-    return acc
-
-
-def _leaf_distances(P, s, e, q, buffer):
-    """Squared distances of rows s..e−1 to q (the same sum order as :func:`_distance2`)."""
-    for i in range(e - s):
-        acc = 0.0
-        for j in range(P.shape[1]):
-            diff = P[s + i, j] - q[j]
-            acc += diff * diff
-        buffer[i] = acc
-
-
-def _min_box2(lo, hi, node, q):
-    """Squared distance from q to the node's box (branch-free; never above a row's own)."""
-    acc = 0.0
-    for j in range(q.shape[0]):
-        diff = max(lo[node, j] - q[j], q[j] - hi[node, j], 0.0)
-        acc += diff * diff
-    return acc
-
-
-def _max_box2(lo, hi, node, q):
-    acc = 0.0
-    for j in range(q.shape[0]):
-        a = abs(lo[node, j] - q[j])
-        b = abs(hi[node, j] - q[j])
-        diff = a if a > b else b
-        acc += diff * diff
-    return acc
-
-
-def _refresh_node(node, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top):
-    """Recompute one node's live count, box and largest ρ² (from its rows or children)."""
-    d = P.shape[1]
-    if node >= first_leaf:
-        live, best = 0, -1.0
-        for t in range(start[node], stop[node]):
-            if head[t] < end[t]:
-                for j in range(d):
-                    v = P[t, j]
-                    if live == 0 or v < lo[node, j]:
-                        lo[node, j] = v
-                    if live == 0 or v > hi[node, j]:
-                        hi[node, j] = v
-                live += 1
-                if rho2[t] > best:
-                    best = rho2[t]
-        cnt[node], top[node] = live, best
-        return
-    a, b = 2 * node + 1, 2 * node + 2
-    cnt[node] = cnt[a] + cnt[b]
-    if cnt[a] and cnt[b]:
-        for j in range(d):
-            lo[node, j] = min(lo[a, j], lo[b, j])
-            hi[node, j] = max(hi[a, j], hi[b, j])
-        top[node] = max(top[a], top[b])
-    elif cnt[a] or cnt[b]:
-        c = a if cnt[a] else b
-        for j in range(d):
-            lo[node, j] = lo[c, j]
-            hi[node, j] = hi[c, j]
-        top[node] = top[c]
-
-
-def _refresh(node, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top):
-    """Recompute ``node`` and its ancestors (after one of its rows emptied)."""
-    while True:
-        _refresh_node(node, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
-        if node == 0:
-            return
-        node = (node - 1) // 2
-
-
-def _refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top):
-    """Every node from scratch (after a new anchor changed every ρ²)."""
-    for node in range(2 * first_leaf, -1, -1):
-        _refresh_node(node, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
-
-
-def _far_bound(node, q, reflected, spread, scale, lo, hi, cnt, top):
-    """Upper bound on |x − q|² over the live rows of ``node`` (−inf when it has none)."""
-    if cnt[node] == 0:
-        return -np.inf
-    box = _max_box2(lo, hi, node, q)
-    near = _min_box2(lo, hi, node, reflected)
-    reflection = 2.0 * top[node] + spread - near
-    reflection += SLACK * (2.0 * top[node] + spread + near + scale)
-    return min(box, reflection)
-
-
-def _farthest_from(q, anchor, first_leaf, start, stop, head, end, members, P, lo, hi, cnt,
-                   top, stack, stack_d2, buffer, work):
-    """(row, record, d²) of the live record farthest from q; ties to the first record."""
-    reflected = 2.0 * anchor - q
-    spread = 2.0 * _vector_distance2(anchor, q)
-    scale = _vector_distance2(reflected, np.zeros_like(q))
-    best_row, best_record, best = -1, -1, -1.0
-    if cnt[0] == 0:
-        return best_row, best_record, best
-    stack[0], stack_d2[0] = 0, np.inf
-    depth = 1
-    while depth:
-        depth -= 1
-        node, bound = stack[depth], stack_d2[depth]
-        if bound < best:
-            continue
-        if node >= first_leaf:
-            s = start[node]
-            _leaf_distances(P, s, stop[node], q, buffer)
-            work[1] += stop[node] - s
-            for i in range(stop[node] - s):
-                d2 = buffer[i]
-                t = s + i
-                if d2 < best or head[t] >= end[t]:
-                    continue
-                record = members[head[t]]
-                if d2 > best or (d2 == best and record < best_record):
-                    best_row, best_record, best = t, record, d2
-            continue
-        a, b = 2 * node + 1, 2 * node + 2
-        ba = _far_bound(a, q, reflected, spread, scale, lo, hi, cnt, top)
-        bb = _far_bound(b, q, reflected, spread, scale, lo, hi, cnt, top)
-        if ba > bb:
-            a, b, ba, bb = b, a, bb, ba
-        if cnt[a] and ba >= best:  # the nearer-bounded child waits on the stack
-            stack[depth], stack_d2[depth] = a, ba
-            depth += 1
-        if cnt[b] and bb >= best:
-            stack[depth], stack_d2[depth] = b, bb
-            depth += 1
-    return best_row, best_record, best
-
-
-def _farthest_in_shell(q, anchor, shell, pointer, rho2, head, end, members, P):
-    """(row, record, d², rows examined) of the live record farthest from q, via the shell."""
-    delta = np.sqrt(_vector_distance2(q, anchor))
-    while pointer[0] < shell.shape[0] and head[shell[pointer[0]]] >= end[shell[pointer[0]]]:
-        pointer[0] += 1
-    best_row, best_record, best = -1, -1, -1.0
-    examined = 0
-    for i in range(pointer[0], shell.shape[0]):
-        t = shell[i]
-        if head[t] >= end[t]:
-            continue
-        rho = np.sqrt(rho2[t])
-        if best >= 0.0 and (rho + delta) * (1.0 + SLACK) < np.sqrt(best) * (1.0 - SLACK):
-            break
-        examined += 1
-        d2 = _distance2(P, t, q)
-        record = members[head[t]]
-        if d2 > best or (d2 == best and record < best_record):
-            best_row, best_record, best = t, record, d2
-    return best_row, best_record, best, examined
-
-
-def _anchor_at(point, P, head, end, rho2):
-    """ρ² of every live row to ``point``; the live rows sorted by ρ², largest first."""
-    live = 0
-    for t in range(P.shape[0]):
-        if head[t] < end[t]:
-            rho2[t] = _distance2(P, t, point)
-            live += 1
-        else:
-            rho2[t] = -1.0
-    order = np.argsort(-rho2)
-    return order[:live].copy()
+__all__ = ["find_live", "remove_records", "nearest_live"]
 
 
 def _find(nxt, slot):
@@ -315,7 +132,7 @@ def _offer_row(t, d2, m, blocked, nxt, head, end, members, cand_d2, cand_id, siz
     return size
 
 
-def _nearest(q, m, blocked, nxt, first_leaf, start, stop, head, end, members, P, lo, hi,
+def _nearest(q, m, blocked, nxt, first_leaf, start, stop, head, end, members, Q, lo, hi,
              cnt, stack, stack_d2, cand_d2, cand_id, buffer):
     """The m live records nearest to q that are not ``blocked``, sorted at the front.
 
@@ -338,7 +155,7 @@ def _nearest(q, m, blocked, nxt, first_leaf, start, stop, head, end, members, P,
             continue
         if node >= first_leaf:
             s = start[node]
-            _leaf_distances(P, s, stop[node], q, buffer)
+            _leaf_distances(Q, node - first_leaf, stop[node] - s, q, buffer)
             for i in range(stop[node] - s):
                 if buffer[i] <= bound[0]:
                     size = _offer_row(s + i, buffer[i], m, blocked, nxt, head, end, members,
@@ -358,7 +175,7 @@ def _nearest(q, m, blocked, nxt, first_leaf, start, stop, head, end, members, P,
     return _finish(cand_d2, cand_id, size, m)
 
 
-def _nearest_flat(q, m, blocked, nxt, first_leaf, start, stop, head, end, members, P, lo,
+def _nearest_flat(q, m, blocked, nxt, first_leaf, start, stop, head, end, members, Q, lo,
                   hi, cnt, cand_d2, cand_id, buffer):
     """:func:`_nearest` by a scan of the live leaves in order (no descent through the tree).
 
@@ -374,17 +191,15 @@ def _nearest_flat(q, m, blocked, nxt, first_leaf, start, stop, head, end, member
         if cnt[node] == 0 or _min_box2(lo, hi, node, q) > bound[0]:
             continue
         s = start[node]
-        _leaf_distances(P, s, stop[node], q, buffer)
+        _leaf_distances(Q, node - first_leaf, stop[node] - s, q, buffer)
         for i in range(stop[node] - s):
             if buffer[i] <= bound[0]:
                 size = _offer_row(s + i, buffer[i], m, blocked, nxt, head, end, members,
                                   cand_d2, cand_id, size, bound)
     return _finish(cand_d2, cand_id, size, m)
 
-for _name in ("_distance2", "_vector_distance2", "_leaf_distances", "_min_box2",
-              "_max_box2", "_refresh_node", "_refresh", "_refresh_all", "_far_bound",
-              "_farthest_from", "_farthest_in_shell", "_anchor_at", "_find", "_remove", "_after", "_select_pairs",
-              "_shrink", "_finish", "_offer_row", "_nearest", "_nearest_flat"):
+for _name in ("_find", "_remove", "_after", "_select_pairs", "_shrink", "_finish",
+              "_offer_row", "_nearest", "_nearest_flat"):
     _compiled = kernel(globals()[_name])
     if _compiled is not None:
         globals()[_name] = _compiled
