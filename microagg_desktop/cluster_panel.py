@@ -15,13 +15,13 @@ import importlib.util
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QLineEdit, QSpinBox, QWidget
 
+from core.cluster import DEFAULT_BLOCK_SIZE
 from core.progress import TaskState
 
 __all__ = ["ClusterBox", "dask_available", "run_blocked", "blocked_summary"]
 
 INSTALL_HINT = ("Dask is not installed. Install the cluster extra: "
                 "pip install 'microagg-desktop[cluster]'")
-DEFAULT_BLOCK_SIZE = 5000
 
 
 def dask_available() -> bool:
