@@ -6,8 +6,8 @@ group, for the one farthest from a point and for the m nearest to a point.
 in all. This index answers the same questions with the same answers in far less work:
 
 Distinct rows
-    Identical records are stored once, with the queue of their record numbers in input
-    order. Among equally distant records the one first in the input wins, so a row always
+    Identical records are stored once (:mod:`core.methods.distinct_rows`), with the queue
+    of their record numbers in input order. Among equally distant records the one first in the input wins, so a row always
     gives away its records from the front of its queue. A file of a few distinct rows
     repeated a million times is then a few points.
 k-d tree
@@ -46,6 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.compiled import kernel
+from core.methods.distinct_rows import distinct_rows
 
 __all__ = ["LEAF_SIZE", "distinct_rows", "build_tree", "leaf_blocks"]
 
@@ -102,64 +103,6 @@ def _max_box2(lo, hi, node, q):
         diff = a if a > b else b
         acc += diff * diff
     return acc
-
-
-def _group_rows(bits, order):
-    """Split runs of equal hashes into runs of equal rows, keeping input order inside.
-
-    ``bits`` holds each row's bit patterns and, in its last column, the row's hash.
-    """
-    n, d = bits.shape[0], bits.shape[1] - 1
-    row_of = np.empty(n, np.int64)
-    members = np.empty(n, np.int64)
-    starts = np.empty(n + 1, np.int64)
-    rows = 0
-    a = 0
-    gid = np.empty(n, np.int64)
-    reps = np.empty(n, np.int64)
-    while a < n:
-        b = a + 1
-        while b < n and bits[order[b], d] == bits[order[a], d]:
-            b += 1
-        n_reps = 0
-        for i in range(a, b):
-            found = -1
-            for r in range(n_reps):
-                same = True
-                for j in range(d):
-                    if bits[order[i], j] != bits[reps[r], j]:
-                        same = False
-                        break
-                if same:
-                    found = r
-                    break
-            if found < 0:
-                reps[n_reps] = order[i]
-                found = n_reps
-                n_reps += 1
-            gid[i] = found
-        position = a
-        for r in range(n_reps):
-            starts[rows + r] = position
-            for i in range(a, b):
-                if gid[i] == r:
-                    members[position] = order[i]
-                    row_of[order[i]] = rows + r
-                    position += 1
-        rows += n_reps
-        a = b
-    starts[rows] = n
-    return members, starts[:rows + 1].copy(), row_of
-
-
-def _hash(bits):
-    n, d = bits.shape[0], bits.shape[1] - 1
-    for i in range(n):
-        h = np.uint64(1469598103934665603)
-        for j in range(d):
-            h = (h ^ bits[i, j]) * np.uint64(1099511628211)
-            h ^= h >> np.uint64(29)
-        bits[i, d] = h
 
 
 def _select(perm, start, stop, nth, P, j):
@@ -306,7 +249,6 @@ def _nearest(q, m, taken, first_leaf, start, stop, head, end, members, Q, lo, hi
                     size = _insert(best_d2, best_id, size, m, d2, record)
                     r += 1
             continue
-        work[1] += 1
         a, b = 2 * node + 1, 2 * node + 2
         da = _min_box2(lo, hi, a, q) if cnt[a] else np.inf
         db = _min_box2(lo, hi, b, q) if cnt[b] else np.inf
@@ -410,28 +352,13 @@ def _anchor_at(point, P, head, end, rho2):
     return order[:live].copy()
 
 
-_KERNELS = ("_distance2", "_vector_distance2", "_leaf_distances", "_min_box2", "_max_box2", "_group_rows",
-            "_hash", "_select", "_split_level", "_refresh_node", "_refresh", "_refresh_all", "_insert", "_nearest",
-            "_far_bound", "_farthest_from", "_farthest_in_shell", "_anchor_at")
+_KERNELS = ("_distance2", "_vector_distance2", "_leaf_distances", "_min_box2", "_max_box2",
+            "_select", "_split_level", "_refresh_node", "_refresh", "_refresh_all", "_insert",
+            "_nearest", "_far_bound", "_farthest_from", "_farthest_in_shell", "_anchor_at")
 for _name in _KERNELS:  # compiled in dependency order; a kernel calls the compiled ones
     _compiled = kernel(globals()[_name])
     if _compiled is not None:
         globals()[_name] = _compiled
-
-
-def distinct_rows(X: np.ndarray):
-    """Group identical rows of ``X``.
-
-    Returns ``(members, starts, row_of)``: the record numbers of distinct row u are
-    ``members[starts[u]:starts[u + 1]]`` in input order, and ``row_of[i]`` is record i's
-    distinct row. ``−0.0`` and ``0.0`` count as equal (their distances are equal).
-    """
-    X = np.ascontiguousarray(X, dtype=np.float64) + 0.0  # −0.0 becomes 0.0
-    bits = np.empty((len(X), X.shape[1] + 1), dtype=np.uint64)
-    bits[:, :-1] = X.view(np.uint64)
-    _hash(bits)
-    order = np.argsort(bits[:, -1], kind="stable")
-    return _group_rows(bits, order)
 
 
 def leaf_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int) -> np.ndarray:
