@@ -73,7 +73,7 @@ def _grow(t0, k, nc, tree, taken, scratch, group):
     """Records of the group grown from the first live record of row ``t0``, ascending."""
     (P, Q, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
      rho2) = tree
-    stack, stack_d2, best_d2, best_id, touched, buffer, work = scratch
+    stack, stack_d2, best_d2, best_id, touched, buffer, work = scratch[:7]
     if not nc:
         size = index._nearest(P[t0], k, taken, first_leaf, start, stop, head, end, members,
                               Q, lo, hi, cnt, stack, stack_d2, best_d2, best_id, buffer, work)
@@ -124,7 +124,7 @@ def _form(first, nc, k, max_groups, X, tree, alive, labels, total, st, anchor, s
     """Form up to ``max_groups`` groups (or finish); the state lives in the arrays."""
     (P, Q, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
      rho2) = tree
-    stack, stack_d2, buffer, work = scratch[0], scratch[1], scratch[5], scratch[6]
+    buffer, work, keys, nodes = scratch[5], scratch[6], scratch[7], scratch[8]
     target = st[_GROUPS] + max_groups
     while st[_GROUPS] < target and not st[_DONE]:
         count = st[_COUNT]
@@ -157,7 +157,7 @@ def _form(first, nc, k, max_groups, X, tree, alive, labels, total, st, anchor, s
         _take(group, size, st[_GROUPS], X, tree, alive, labels, total, st)
         if first == 0 and count >= 3 * k:
             s_row = index._farthest_from(r_point, anchor, first_leaf, start, stop, head, end,
-                                         members, Q, lo, hi, cnt, top, stack, stack_d2,
+                                         members, Q, lo, hi, cnt, top, keys, nodes,
                                          buffer, work)[0]
             size = _grow(s_row, k, nc, tree, taken, scratch, group)
             _take(group, size, st[_GROUPS], X, tree, alive, labels, total, st)
@@ -216,7 +216,8 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
     work = np.zeros(4, dtype=np.int64)
     scratch = (np.zeros(depth, dtype=np.int64), np.zeros(depth), np.zeros(k),
                np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64),
-               np.zeros(int((stop - start).max()) + 1), work)
+               np.zeros(int((stop - start).max()) + 1), work, np.zeros(n_nodes),
+               np.zeros(n_nodes, dtype=np.int64))
     alive = np.ones(n, dtype=bool)
     labels = np.full(n, -1, dtype=np.int64)
     taken = np.zeros(len(P), dtype=np.int64)

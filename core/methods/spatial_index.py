@@ -274,22 +274,59 @@ def _far_bound(node, q, reflected, spread, scale, lo, hi, cnt, top):
     return min(box, reflection)
 
 
+def _heap_push(keys, nodes, size, key, node):
+    """Push (key, node) on the max-heap ``keys``/``nodes`` of ``size`` entries."""
+    i = size
+    while i > 0:
+        parent = (i - 1) // 2
+        if keys[parent] >= key:
+            break
+        keys[i], nodes[i] = keys[parent], nodes[parent]
+        i = parent
+    keys[i], nodes[i] = key, node
+    return size + 1
+
+
+def _heap_pop(keys, nodes, size):
+    """Remove the top of the max-heap; return the new size (the top was read before)."""
+    size -= 1
+    key, node = keys[size], nodes[size]
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        if child + 1 < size and keys[child + 1] > keys[child]:
+            child += 1
+        if keys[child] <= key:
+            break
+        keys[i], nodes[i] = keys[child], nodes[child]
+        i = child
+    if size:
+        keys[i], nodes[i] = key, node
+    return size
+
+
 def _farthest_from(q, anchor, first_leaf, start, stop, head, end, members, Q, lo, hi, cnt,
-                   top, stack, stack_d2, buffer, work):
-    """(row, record, d²) of the live record farthest from q; ties to the first record."""
+                   top, keys, nodes, buffer, work):
+    """(row, record, d²) of the live record farthest from q; ties to the first record.
+
+    Best first: nodes wait on a max-heap by their bound, so the search ends as soon as
+    the largest bound left is below the best distance found (``keys``/``nodes`` hold
+    one entry per tree node at most).
+    """
     reflected = 2.0 * anchor - q
     spread = 2.0 * _vector_distance2(anchor, q)
     scale = _vector_distance2(reflected, np.zeros_like(q))
     best_row, best_record, best = -1, -1, -1.0
     if cnt[0] == 0:
         return best_row, best_record, best
-    stack[0], stack_d2[0] = 0, np.inf
-    depth = 1
-    while depth:
-        depth -= 1
-        node, bound = stack[depth], stack_d2[depth]
+    size = _heap_push(keys, nodes, 0, np.inf, 0)
+    while size:
+        bound, node = keys[0], nodes[0]
+        size = _heap_pop(keys, nodes, size)
         if bound < best:
-            continue
+            break
         if node >= first_leaf:
             s = start[node]
             _leaf_distances(Q, node - first_leaf, stop[node] - s, q, buffer)
@@ -303,17 +340,11 @@ def _farthest_from(q, anchor, first_leaf, start, stop, head, end, members, Q, lo
                 if d2 > best or (d2 == best and record < best_record):
                     best_row, best_record, best = t, record, d2
             continue
-        a, b = 2 * node + 1, 2 * node + 2
-        ba = _far_bound(a, q, reflected, spread, scale, lo, hi, cnt, top)
-        bb = _far_bound(b, q, reflected, spread, scale, lo, hi, cnt, top)
-        if ba > bb:
-            a, b, ba, bb = b, a, bb, ba
-        if cnt[a] and ba >= best:  # the nearer-bounded child waits on the stack
-            stack[depth], stack_d2[depth] = a, ba
-            depth += 1
-        if cnt[b] and bb >= best:
-            stack[depth], stack_d2[depth] = b, bb
-            depth += 1
+        for child in (2 * node + 1, 2 * node + 2):
+            if cnt[child]:
+                bound = _far_bound(child, q, reflected, spread, scale, lo, hi, cnt, top)
+                if bound >= best:
+                    size = _heap_push(keys, nodes, size, bound, child)
     return best_row, best_record, best
 
 
@@ -354,7 +385,7 @@ def _anchor_at(point, P, head, end, rho2):
 
 _KERNELS = ("_distance2", "_vector_distance2", "_leaf_distances", "_min_box2", "_max_box2",
             "_select", "_split_level", "_refresh_node", "_refresh", "_refresh_all", "_insert",
-            "_nearest", "_far_bound", "_farthest_from", "_farthest_in_shell", "_anchor_at")
+            "_nearest", "_far_bound", "_heap_push", "_heap_pop", "_farthest_from", "_farthest_in_shell", "_anchor_at")
 for _name in _KERNELS:  # compiled in dependency order; a kernel calls the compiled ones
     _compiled = kernel(globals()[_name])
     if _compiled is not None:

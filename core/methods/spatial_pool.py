@@ -89,6 +89,8 @@ class SpatialPool:
         self._pointer = np.zeros(1, dtype=np.int64)
         depth = 2 * levels + 8
         self._stack, self._stack_d2 = np.zeros(depth, dtype=np.int64), np.zeros(depth)
+        self._heap_keys = np.zeros(n_nodes)
+        self._heap_nodes = np.zeros(n_nodes, dtype=np.int64)
         self._buffer_d2 = np.zeros(int((stop - start).max()) + 1)
         self._work = np.zeros(4, dtype=np.int64)
         self._anchor = np.zeros(d)
@@ -155,7 +157,7 @@ class SpatialPool:
         return int(index._farthest_from(
             point, self._anchor, self._first_leaf, self._start, self._stop, self._head,
             self._end, self._members, self._Q, self._lo, self._hi, self._cnt, self._top,
-            self._stack, self._stack_d2, self._buffer_d2, self._work)[1])
+            self._heap_keys, self._heap_nodes, self._buffer_d2, self._work)[1])
 
     def _farthest_from_centroid(self, centroid: np.ndarray) -> int:
         _, record, _, examined = index._farthest_in_shell(
