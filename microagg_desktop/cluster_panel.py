@@ -25,7 +25,12 @@ INSTALL_HINT = ("Dask is not installed. Install the cluster extra: "
 
 
 def dask_available() -> bool:
-    return all(importlib.util.find_spec(name) is not None for name in ("dask", "distributed"))
+    """Whether the cluster extra (dask and distributed) is installed (never imports it)."""
+    try:
+        return all(importlib.util.find_spec(name) is not None
+                   for name in ("dask", "distributed"))
+    except (ImportError, ValueError):  # a frozen bundle's finder may refuse the name
+        return False
 
 
 class ClusterBox(QGroupBox):
