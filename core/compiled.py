@@ -6,7 +6,9 @@ gives the same result; the tests compare the two on random and tie-heavy data.
 
 ``kernel`` compiles a function with ``numba.njit(cache=True, nogil=True)``: the GIL is
 released while it runs, so the window stays responsive, and the machine code is cached
-on disk so only the first run pays the compilation. A kernel must return to Python
+on disk so only the first run pays the compilation. The packaged application keeps
+that cache in the user's cache folder (its own folder may be read-only); where a
+kernel's source file is not on disk, it is compiled without the cache. A kernel must return to Python
 every fraction of a second so progress is reported and Cancel is honoured; the callers
 loop over bounded steps.
 
@@ -16,9 +18,17 @@ method then takes its numpy reference path); ``COMPILED`` says which path is in 
 
 from __future__ import annotations
 
+import inspect
 import os
+import sys
 
 __all__ = ["COMPILED", "kernel", "numba_version"]
+
+if getattr(sys, "frozen", False) and "NUMBA_CACHE_DIR" not in os.environ:
+    # The packaged application's folder may be read-only: cache in the user's own folder.
+    _base = os.environ.get("LOCALAPPDATA") or os.environ.get("XDG_CACHE_HOME") or \
+        os.path.join(os.path.expanduser("~"), ".cache")
+    os.environ["NUMBA_CACHE_DIR"] = os.path.join(_base, "microagg-desktop", "numba")
 
 try:  # numba is a binary-wheel dependency; a platform without wheels runs the reference.
     import numba as _numba
@@ -32,7 +42,15 @@ def kernel(function):
     """``function`` compiled without the GIL and cached, or ``None`` when not compiled."""
     if not COMPILED:
         return None
-    return _numba.njit(cache=True, nogil=True)(function)
+    return _numba.njit(cache=_cacheable(function), nogil=True)(function)
+
+
+def _cacheable(function) -> bool:
+    """numba's on-disk cache is keyed to the source file, which must exist."""
+    try:
+        return os.path.isfile(inspect.getsourcefile(function) or "")
+    except TypeError:
+        return False
 
 
 def numba_version() -> str | None:

@@ -386,6 +386,23 @@ def test_spec_imports_what_is_loaded_lazily_and_excludes_none_of_it():
         assert importlib.util.find_spec(module) is not None, module
 
 
+def test_spec_bundles_the_compiled_kernels_and_the_fast_xlsx_reader():
+    """numba (with llvmlite) and python-calamine are collected; the engine as .py files,
+    which numba's on-disk cache needs."""
+    excluded = _spec_constant("QT_EXCLUDES") + _spec_constant("PYTHON_EXCLUDES")
+    for module in ("numba", "llvmlite", "python_calamine", "core.methods.spatial_index"):
+        assert not any(module == e or module.startswith(e + ".") for e in excluded), module
+    assert "python_calamine" in _spec_constant("HIDDEN_IMPORTS")
+    assert _spec_constant("MODULE_COLLECTION_MODE") == {"core": "py"}
+    assert isinstance(_analysis_keywords()["module_collection_mode"], ast.Name)
+
+
+def test_self_test_runs_the_compiled_kernels_against_the_reference():
+    code, lines = _run(gui=False)
+    assert code == 0, "\n".join(lines)
+    assert "equals the reference" in _line(lines, "ok: run the compiled kernels")
+
+
 _BLOCK_EXCLUDED = """
 import importlib.abc, json, sys
 excluded = json.loads(sys.argv[1])
