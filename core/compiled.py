@@ -32,7 +32,7 @@ if getattr(sys, "frozen", False) and "NUMBA_CACHE_DIR" not in os.environ:
 
 try:  # numba is a binary-wheel dependency; a platform without wheels runs the reference.
     import numba as _numba
-except ImportError:  # pragma: no cover - exercised only where numba is missing
+except Exception:  # pragma: no cover - numba missing, or its LLVM library cannot load
     _numba = None
 
 COMPILED = _numba is not None and os.environ.get("MICROAGG_NO_COMPILE", "") in ("", "0")
