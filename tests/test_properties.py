@@ -67,10 +67,20 @@ def naive_mdav(X, k):
     group = 0
 
     def squared(rows, point):
-        # The same floating-point formula as the engine: ties that are exact in real
-        # numbers can differ by one rounding step depending on the summation order.
-        diff = X[rows] - point
-        return np.einsum("ij,ij->i", diff, diff)
+        # The engine's one floating-point form (core/methods/pool.py): (x_j - p_j)^2 added
+        # over the columns in order. Ties that are exact in real numbers can differ by one
+        # rounding step with another summation order, e.g. einsum's.
+        out = np.zeros(len(rows))
+        for j in range(X.shape[1]):
+            out += (X[rows, j] - point[j]) ** 2
+        return out
+
+    def centroid(rows):
+        # Rows added one after another, as the engine does.
+        total = np.zeros(X.shape[1])
+        for row in rows:
+            total = total + X[row]
+        return total / len(rows)
 
     def farthest(point, candidates):
         return candidates[int(np.argmax(squared(candidates, point)))]
@@ -86,11 +96,11 @@ def naive_mdav(X, k):
         remaining = [i for i in remaining if labels[i] < 0]
 
     while len(remaining) >= 3 * k:
-        r = farthest(X[remaining].sum(axis=0) / len(remaining), remaining)
+        r = farthest(centroid(remaining), remaining)
         form(r)
         form(farthest(X[r], remaining))
     if len(remaining) >= 2 * k:
-        form(farthest(X[remaining].sum(axis=0) / len(remaining), remaining))
+        form(farthest(centroid(remaining), remaining))
     labels[remaining] = group
     return labels
 
