@@ -20,17 +20,38 @@ from core.progress import TaskState
 
 __all__ = ["tfirst_cluster_size", "tc_tfirst"]
 
-# Below this many records a subset's pool is a RecordPool even on the compiled path: a
-# pass over a few records costs less than building an index (the answers are the same).
+# Below this many records the pools are RecordPools even on the compiled path: a pass
+# over a few records costs less than building an index (the answers are the same).
 _SMALL_POOL = 64
 
 
-def _pool(X: np.ndarray):
-    """A pool of the records of ``X``: on the spatial index when compiled (same answers)."""
+def _pools(X: np.ndarray, subsets: list[np.ndarray]):
+    """``(everyone, take_nearest)``: the pool of every record, and a function that takes
+    ``want[i]`` records nearest to a point out of each subset i (returned ascending).
+
+    Reference: a :class:`RecordPool` per subset, asked once per record taken. Compiled:
+    one :class:`~core.methods.spatial_pool.SpatialPool` answers every subset in a single
+    tree search (:meth:`~core.methods.spatial_pool.SpatialPool.nearest_by_group`), with
+    the same answers, since a subset's nearest records among its own live records do not
+    depend on the other subsets.
+    """
     if tcloseness.COMPILED and len(X) >= _SMALL_POOL:
         from core.methods.spatial_pool import SpatialPool
-        return SpatialPool(X)
-    return RecordPool(X)
+        everyone = SpatialPool(X)
+        subset_of = np.empty(len(X), dtype=np.int64)
+        for i, members in enumerate(subsets):
+            subset_of[members] = i
+        return everyone, lambda point, want: everyone.nearest_by_group(point, subset_of,
+                                                                       want)
+    pools = [RecordPool(X[members]) for members in subsets]
+
+    def take_nearest(point: np.ndarray, want: np.ndarray) -> np.ndarray:
+        chosen = [members[pool.remove(pool.nearest(point, 1))]
+                  for pool, members, count in zip(pools, subsets, want)
+                  for _ in range(count)]
+        return np.sort(np.concatenate(chosen))
+
+    return RecordPool(X), take_nearest
 
 
 def tfirst_cluster_size(n: int, k: int, t: float) -> int:
@@ -84,8 +105,9 @@ def tc_tfirst(X, confidential, *, k: int, t: float, kinds=None,
 
     Cost O(n²·d / k₃) time on the reference path (one pass over the records left per
     cluster, in the subsets' own pools) and O(n·d) memory, like MDAV; with compiled
-    kernels the pools are :class:`~core.methods.spatial_pool.SpatialPool` (a spatial
-    index, the same answers) and a cluster costs about a tree search per subset.
+    kernels one :class:`~core.methods.spatial_pool.SpatialPool` (a spatial index, the
+    same answers) serves every subset, and a cluster costs one search for its members
+    (:func:`_pools`) and one for the next x₀ or x₁.
 
     Parameters
     ----------
@@ -118,8 +140,8 @@ def tc_tfirst(X, confidential, *, k: int, t: float, kinds=None,
     size = tfirst_cluster_size(n, k, t)
     subsets, per, extra = _subsets(attributes, size)
     extras_per_cluster = -(-extra // per)  # 1 whenever Expression (4) leaves r < ⌊n/k⌋
-    pools = [_pool(X[members]) for members in subsets]
-    everyone = _pool(X)
+    counts = np.array([len(members) for members in subsets], dtype=np.int64)
+    everyone, take_nearest = _pools(X, subsets)
     labels = np.full(n, -1, dtype=np.int64)
     build = state.sub(0.0, 0.9)
     clusters = 0
@@ -127,19 +149,16 @@ def tc_tfirst(X, confidential, *, k: int, t: float, kinds=None,
     def form(point: np.ndarray) -> None:
         nonlocal clusters
         remaining = per - clusters  # records each subset keeps beyond its extras
+        want = np.ones(size, dtype=np.int64)
         taken_extra = 0
-        chosen = []
-        for pool, members in zip(pools, subsets):
-            take = 1
-            if pool.count - 1 >= remaining and taken_extra < extras_per_cluster:
-                take = 1 + min(extras_per_cluster - taken_extra, pool.count - remaining)
-                taken_extra += take - 1
-            for _ in range(take):
-                position = pool.nearest(point, 1)
-                chosen.append(members[pool.remove(position)])
-        chosen = np.concatenate(chosen)
+        for i in range(size):
+            if counts[i] - 1 >= remaining and taken_extra < extras_per_cluster:
+                want[i] = 1 + min(extras_per_cluster - taken_extra, counts[i] - remaining)
+                taken_extra += want[i] - 1
+        chosen = take_nearest(point, want)
+        counts[:] -= want
         labels[chosen] = clusters
-        everyone.remove(_positions(everyone, np.sort(chosen)))
+        everyone.remove(_positions(everyone, chosen))
         clusters += 1
         build.step(clusters / per, f"t-closeness-first: {clusters} clusters formed")
 
