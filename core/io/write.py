@@ -15,21 +15,18 @@ CSV
     ``218992.0``); other floats in their shortest round-trip form, so the verifier's
     equality within a class survives the file.
 XLSX
-    Streamed with openpyxl's write-only mode (memory does not grow with the rows);
+    Streamed by :mod:`core.io.xlsx_stream` (memory does not grow with the rows);
     every text cell, header included, has the string type and is never a formula;
-    numbers are numeric cells with every digit (openpyxl's 16 significant digits would
-    change some values in the 17th, and integers beyond 2**53; Excel itself shows 15
-    digits, but the file holds them all); columns get widths from their header
-    and first values. Excel holds at most 1,048,576 rows: a larger table is refused
+    numbers are numeric cells with every digit (a float's shortest round-trip form,
+    integers beyond 2**53 in full; Excel itself shows 15 digits, but the file holds
+    them all); columns get widths from their header and first values. Excel holds at most 1,048,576 rows: a larger table is refused
     before anything is written, pointing to CSV.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import math
 import os
-import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,19 +35,14 @@ import numpy as np
 import pandas as pd
 
 from core.errors import MicroaggError
-from core.io.cells import escape_control, neutralise_frame
+from core.io.cells import neutralise_frame
 from core.io.read import first_line
+from core.io.xlsx_stream import write_xlsx
 
-__all__ = ["atomic_write", "write_table", "EXCEL_MAX_ROWS"]
+__all__ = ["EXCEL_MAX_ROWS", "atomic_write", "write_table"]
 
 EXCEL_MAX_ROWS = 1_048_576
 _WIDTH_SAMPLE = 200
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")  # tab and line feed survive XML
-
-
-class _Exact(str):
-    """A number openpyxl would change (a float's 17th digit, an integer beyond 2**53),
-    as the exact text written into the numeric cell."""
 
 
 def _default_mode() -> int:
@@ -153,62 +145,8 @@ def _csv_ready(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _write_xlsx(path: str, sheets: Sequence[tuple[str, pd.DataFrame]]) -> None:
-    import openpyxl
-    from openpyxl.cell import WriteOnlyCell
-    from openpyxl.utils import get_column_letter
-
-    workbook = openpyxl.Workbook(write_only=True)
-    for name, frame in sheets:
-        sheet = workbook.create_sheet(title=str(name)[:31])
-        for j, column in enumerate(frame.columns, start=1):
-            sheet.column_dimensions[get_column_letter(j)].width = _width(frame, column)
-
-        def text(value):
-            # Control characters (a carriage return) would be normalised away by XML:
-            # Excel's _x000D_ escapes keep them.
-            cell = WriteOnlyCell(sheet, value=escape_control(value)
-                                 if _CONTROL.search(value) or "_x" in value else value)
-            cell.data_type = "s"  # the string type: never a formula
-            return cell
-
-        def exact(value):
-            cell = WriteOnlyCell(sheet, value=str(value))
-            cell.data_type = "n"  # a number, written with all its digits
-            return cell
-
-        sheet.append([text(str(c)) for c in frame.columns])
-        columns = [_cell_values(frame[c]) for c in frame.columns]
-        for row in zip(*columns):
-            sheet.append([exact(v) if isinstance(v, _Exact) else
-                          text(v) if isinstance(v, str) else v for v in row])
-    workbook.save(path)
-
-
-def _cell_values(series: pd.Series) -> list:
-    """Python values for openpyxl: floats, ints, bools, text, datetimes; None when missing."""
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        series = series.astype(object)
-    if pd.api.types.is_bool_dtype(series):
-        return [None if pd.isna(v) else bool(v) for v in series]
-    if pd.api.types.is_integer_dtype(series) and not series.isna().any():
-        # openpyxl would write an integer beyond 2**53 as a rounded float.
-        return [v if abs(v) < 2 ** 53 else _Exact(str(v))
-                for v in series.to_numpy(dtype=np.int64).tolist()]
-    if pd.api.types.is_numeric_dtype(series):
-        array = series.to_numpy(dtype=np.float64, na_value=np.nan)
-        return [None if not math.isfinite(v) else
-                v if float("%.16g" % v) == v else _Exact(repr(v)) for v in array.tolist()]
-    if pd.api.types.is_datetime64_any_dtype(series):
-        return [None if pd.isna(v) else v.to_pydatetime() for v in series]
-    return [None if _missing(v) else v if isinstance(v, (int, float, bool)) else str(v)
-            for v in series.tolist()]
-
-
-def _missing(value) -> bool:
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
+    write_xlsx(path, [(name, frame, [_width(frame, c) for c in frame.columns])
+                      for name, frame in sheets])
 
 
 def _width(frame: pd.DataFrame, column) -> float:
