@@ -16,6 +16,8 @@ from pathlib import Path
 from PySide6.QtCore import QStandardPaths, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from microagg_desktop.engine_warmup import EngineWarmUp
+
 __all__ = ["main"]
 
 log = logging.getLogger("microagg_desktop")
@@ -74,11 +76,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         Command line (program name first); ``sys.argv`` by default. Qt's own options
         are removed by Qt; the first remaining argument is a table to open, and
         ``--sample`` opens the bundled sample instead; ``--self-test`` runs the offline,
-        headless self-test (:mod:`microagg_desktop.selftest`) and exits.
+        headless self-test (:mod:`microagg_desktop.selftest`) and exits; ``--warm-up``
+        compiles the engine's kernels (:mod:`core.pipeline.warmup`) and exits.
     """
     if "--self-test" in list(sys.argv if argv is None else argv)[1:]:
         from microagg_desktop.selftest import run_self_test
         return run_self_test(gui=True)
+    if "--warm-up" in list(sys.argv if argv is None else argv)[1:]:
+        from core.pipeline.warmup import warm_up
+        seconds = warm_up()
+        print(f"The engine is ready ({seconds:.0f} s).")
+        return 0
     from microagg_desktop.main_window import MainWindow
 
     QApplication.setApplicationName(APPLICATION_NAME)
@@ -93,6 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     window = MainWindow()
     _install_excepthook(window)
     window.show()
+    window.engine_warm_up = EngineWarmUp(window, _version())
+    window.engine_warm_up.start()
     paths = [a for a in argv[1:] if not a.startswith("-")]
     if paths:
         QTimer.singleShot(0, lambda: window.open_file(paths[0]))

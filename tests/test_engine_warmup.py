@@ -1,0 +1,68 @@
+"""The first start compiles the engine in a child process; later starts skip it."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from core.compiled import COMPILED
+from core.methods import registry
+from core.pipeline import warmup
+
+pytestmark = pytest.mark.skipif(not COMPILED, reason="numba missing or switched off")
+
+
+def test_warm_up_runs_every_option_of_every_method_it_is_given(monkeypatch):
+    mdav = registry.get_method("mdav")
+    univariate = registry.get_method("optimal-univariate")
+    monkeypatch.setattr(warmup, "methods", lambda: (mdav, univariate))
+    reports = []
+    assert warmup.warm_up(report=reports.append) > 0
+    # MDAV: 2 growths × 3 refinements; the univariate method refuses three attributes
+    # and runs on the single one.
+    assert len(reports) == 7
+    assert sum(r.startswith("optimal-univariate") for r in reports) == 1
+
+
+def test_the_command_line_flag_warms_up_and_exits(monkeypatch, capsys):
+    from microagg_desktop.app import main
+
+    called = []
+    monkeypatch.setattr(warmup, "warm_up", lambda: called.append(1) or 1.0)
+    assert main(["microagg-desktop", "--warm-up"]) == 0
+    assert called == [1] and "The engine is ready" in capsys.readouterr().out
+
+
+@pytest.mark.gui
+def test_the_window_shows_the_preparation_until_the_child_is_done(qtbot, window, tmp_path,
+                                                                  monkeypatch):
+    from microagg_desktop import engine_warmup
+
+    monkeypatch.setattr(engine_warmup, "_stamp", lambda version: tmp_path / f"w-{version}")
+    child = (sys.executable, ["-c", "import time; time.sleep(0.5)"])
+    warm = engine_warmup.EngineWarmUp(window, "9.9", command=child)
+    assert warm.needed()
+    assert warm.start()
+    assert warm.label.isVisibleTo(window) and warm.running()
+    window.grab().save(str(tmp_path / "preparing.png"))
+    with qtbot.waitSignal(warm.process.finished, timeout=20_000):
+        pass
+    assert not warm.label.isVisibleTo(window)
+    assert (tmp_path / "w-9.9").exists()
+    # Later starts skip it; a failed child leaves no stamp, so the next start tries again.
+    assert not engine_warmup.EngineWarmUp(window, "9.9", command=child).start()
+    failing = engine_warmup.EngineWarmUp(window, "10.0",
+                                         command=(sys.executable, ["-c", "raise SystemExit(3)"]))
+    assert failing.start()
+    with qtbot.waitSignal(failing.process.finished, timeout=20_000):
+        pass
+    assert not (tmp_path / "w-10.0").exists() and not failing.label.isVisibleTo(window)
+
+
+def test_the_switch_turns_it_off(monkeypatch, tmp_path, qtbot, window):
+    from microagg_desktop import engine_warmup
+
+    monkeypatch.setattr(engine_warmup, "_stamp", lambda version: tmp_path / "w")
+    monkeypatch.setenv("MICROAGG_NO_WARMUP", "1")
+    assert not engine_warmup.EngineWarmUp(window, "1").start()
