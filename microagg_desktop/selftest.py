@@ -672,6 +672,19 @@ def _compiled_kernels():
             f"(first call {first_seconds:.1f} s, then {again_seconds:.3f} s)")
 
 
+def _warm_up_packaged():
+    """The first start's warm-up is in the bundle and would call this very program."""
+    from core.methods.registry import methods
+    from core.pipeline import warmup
+    from microagg_desktop.engine_warmup import warm_up_command
+
+    program, arguments = warm_up_command()
+    if "--warm-up" not in arguments or not Path(program).exists():
+        raise AssertionError(f"the warm-up command is wrong: {program} {arguments}")
+    runs = sum(len(warmup._settings(method)) for method in methods())
+    return f"{runs} method settings to compile, through {Path(program).name} --warm-up"
+
+
 # -- the entry point ----------------------------------------------------------------------
 
 
@@ -715,6 +728,7 @@ def run_self_test(*, gui: bool, out: TextIO | None = None) -> int:
         steps.run("run MDAV with a nominal quasi-identifier",
                   lambda: _run_mixed(table, roles), needs=(table,))
         steps.run("run the compiled kernels", _compiled_kernels)
+        steps.run("find the first start's warm-up", _warm_up_packaged)
 
         results = [mdav_result] if mdav_result is not None else []
         method = steps.run("find a t-closeness method", _tcloseness_method, quiet=True)
