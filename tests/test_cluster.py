@@ -21,7 +21,7 @@ pytest.importorskip("dask.dataframe")
 from core import Cancelled, MicroaggError, RoleSpec, TaskState, anonymize  # noqa: E402
 from core.cli.main import main  # noqa: E402
 from core.cluster import anonymize_blocked  # noqa: E402
-from core.cluster.blocking import Tree, build_tree, finish_blocking  # noqa: E402
+from core.cluster.blocking import SUBS, Tree, build_tree, finish_blocking  # noqa: E402
 from core.cluster.standardize import aggregate_code_from_counts, global_encoding  # noqa: E402
 from core.data.categories import group_aggregate_codes  # noqa: E402
 from core.data.encoding import encode  # noqa: E402
@@ -240,4 +240,4 @@ def test_small_leaves_are_merged_with_their_sibling():
     counts[0] = 2  # as if the whole table put only 2 records in the first leaf
     blocking = finish_blocking(tree, counts, block_size=10, min_size=5)
     assert blocking.sizes.min() >= 5 and blocking.sizes.sum() == counts.sum()
-    assert blocking.first_block[0] == blocking.first_block[1]
+    assert blocking.block_of_key[0] == blocking.block_of_key[SUBS]  # leaves 0 and 1

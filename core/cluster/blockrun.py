@@ -1,18 +1,17 @@
 """What a worker does with its blocks: the normal engine, one block at a time.
 
-A worker receives a partition of the shuffled table holding whole blocks (every record
-of a block, with its row number ``_row`` and block ``_block``). For each block it runs
-the registered method through the engine's own steps: :func:`core.pipeline.prepare_run`
+A worker receives one block, as the pieces of the input partitions that hold its records
+(with their row number ``ROW`` and partition ``PART``), and runs the registered method through the engine's own steps: :func:`core.pipeline.prepare_run`
 checks the block's inputs (roles, parameters, levels, group size), the block is
 measured with the whole table's parameters (:class:`~core.cluster.standardize.GlobalEncoding`,
 so distances and SSE are the unblocked run's), :func:`core.pipeline.partition.partition_blocks`
 forms the groups (refinement included) or a value-masking method masks, and
 :func:`core.data.aggregate.aggregate` releases every group's aggregate.
 
-It returns the released records, with ``_row``, and one line of figures per block
-(records, groups, smallest and largest group, SSE). Group ids are only counted, never
-released, so they need no global numbering. Between two blocks the worker checks the
-run's stop event (:func:`core.cluster.session.stop_requested`) every 0.2 s.
+It returns the released records cut by input partition, for the writers, and the
+block's figures (records, groups, smallest and largest group, SSE). Group ids are only
+counted, never released, so they need no global numbering. Before a block the worker
+checks the run's stop event (:func:`core.cluster.session.stop_requested`).
 
 :func:`warm_up` runs one small block first, on one worker per machine. The compiled
 kernels (:mod:`core.compiled`) are cached on disk, but only after a process compiled
@@ -41,11 +40,10 @@ from core.pipeline import prepare_run
 from core.pipeline.partition import partition_blocks
 from core.progress import TaskState
 
-__all__ = ["BlockJob", "ROW", "BLOCK", "PART", "run_blocks", "run_block", "warm_up"]
+__all__ = ["BlockJob", "ROW", "PART", "run_pieces", "run_block", "warm_up"]
 
-ROW, BLOCK, PART = "_microagg_row", "_microagg_block", "_microagg_part"
-"""Working columns: global row number, block number, input partition number."""
-_ASK_EVERY = 0.2  # seconds of blocks between two looks at the stop event
+ROW, PART = "_microagg_row", "_microagg_part"
+"""Working columns: global row number, input partition number."""
 _WARM_UP_ROWS = 1_000  # records of the warm-up block: every kernel runs, none for long
 
 
@@ -62,40 +60,33 @@ class BlockJob:
     stop_name: str | None = None
 
 
-def run_blocks(frame: pd.DataFrame, job: BlockJob) -> tuple[pd.DataFrame, list[dict]]:
-    """Run every block of ``frame`` (module notes); the released records and figures.
+def run_pieces(job: BlockJob, *pieces: pd.DataFrame | None
+               ) -> tuple[dict[int, pd.DataFrame], dict]:
+    """Run one block, given as pieces of routed partitions (module notes).
+
+    The records are put in row order first, so a block releases the same groups however
+    the table was partitioned.
 
     Returns
     -------
-    released : DataFrame
-        The released records of every block, identifiers dropped, with ``_row`` and
-        ``_part``; in no particular order.
-    figures : list of dict
-        Per block: ``block``, ``n``, ``n_groups``, ``min_group``, ``max_group``,
-        ``sse``, ``group_sizes`` (size → count).
+    released : dict of int to DataFrame
+        The released records per input partition, identifiers dropped, with ``ROW`` and
+        ``PART``.
+    figures : dict
+        ``n``, ``n_groups``, ``min_group``, ``max_group``, ``sse``, ``group_sizes``
+        (size → count) and ``seconds``.
     """
-    if not len(frame):
-        empty = frame.drop(columns=[BLOCK, *job.roles.identifiers])
-        return empty, []
-    order = np.argsort(frame[BLOCK].to_numpy(), kind="stable")
-    ordered = frame.iloc[order]
-    blocks = ordered[BLOCK].to_numpy()
-    starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
-    stops = np.r_[starts[1:], len(blocks)]
-    released, figures = [], []
-    asked = time.monotonic()
-    for start, stop in zip(starts, stops):
-        if time.monotonic() - asked > _ASK_EVERY:
-            if stop_requested(job.stop_name):
-                raise Cancelled("cancelled by the user")
-            asked = time.monotonic()
-        part = ordered.iloc[start:stop]
-        masked, figure = run_block(part.drop(columns=[ROW, PART, BLOCK]), job)
-        masked[ROW] = part[ROW].to_numpy()
-        masked[PART] = part[PART].to_numpy()
-        figures.append({"block": int(blocks[start]), **figure})
-        released.append(masked)
-    return pd.concat(released, ignore_index=True), figures
+    if stop_requested(job.stop_name):
+        raise Cancelled("cancelled by the user")
+    block = pd.concat([p for p in pieces if p is not None], ignore_index=True)
+    order = np.argsort(block[ROW].to_numpy(), kind="stable")
+    block = block.take(order).reset_index(drop=True)
+    masked, figures = run_block(block.drop(columns=[ROW, PART]), job)
+    masked[ROW] = block[ROW].to_numpy()
+    parts = block[PART].to_numpy()
+    masked[PART] = parts
+    released = {int(number): masked[parts == number] for number in np.unique(parts)}
+    return released, figures
 
 
 def warm_up(table: pd.DataFrame, job: BlockJob) -> float:

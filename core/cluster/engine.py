@@ -45,21 +45,23 @@ see. Laplace noise and ``missing="exclude"`` belong to the local engine as well.
 
 from __future__ import annotations
 
-import operator
 import time
+import warnings
+from operator import itemgetter
 
 import numpy as np
 import pandas as pd
 
-from core.cluster.blocking import build_tree, finish_blocking, stratum_codes
-from core.cluster.blockrun import BLOCK, PART, ROW, BlockJob, run_blocks, warm_up
-from core.cluster.partitioned import (OutputFolder, output_format, read_partitioned,
-                                      write_parts)
+from core.cluster.blocking import SUBS, build_tree, finish_blocking
+from core.cluster.blockrun import BlockJob, run_pieces, warm_up
+from core.cluster.partitioned import OutputFolder, output_format, read_partitioned
 from core.cluster.result import BlockedResult
 from core.cluster.session import open_session, wait
-from core.cluster.standardize import global_encoding
+from core.cluster.stages import (assemble_part, pieces_of, route, stratum_codes,
+                                 survey_part, write_part)
+from core.cluster.standardize import encoding_of, merge, resolve_levels
 from core.cluster.verify import verify_blocked
-from core.data.roles import RoleSpec
+from core.data.roles import Level, RoleSpec
 from core.errors import MicroaggError
 from core.methods.registry import get_method
 from core.pipeline import GuaranteeNotMet
@@ -68,9 +70,9 @@ from core.progress import TaskState
 
 __all__ = ["anonymize_blocked", "DEFAULT_BLOCK_SIZE"]
 
-DEFAULT_BLOCK_SIZE = 100_000
-_SAMPLE = 200_000  # sample points the tree is built on, at most
-_ROWS_PER_TASK = 100_000  # records a worker receives per task, about
+DEFAULT_BLOCK_SIZE = 250_000
+_SAMPLE = 200_000  # sample points the tree is built on, about
+_HEAD = 2_000  # first records, to check the roles and resolve default levels
 
 
 def anonymize_blocked(source, roles: RoleSpec, method: str = "mdav", *,
@@ -82,7 +84,7 @@ def anonymize_blocked(source, roles: RoleSpec, method: str = "mdav", *,
     """Microaggregate a table too large for one machine, block by block, on Dask.
 
     Solé, Muntés-Mulero & Nin, "A 2d-tree-based blocking method for microaggregating
-    very large data sets" (2012): the records are cut into spatial blocks of about
+    very large data sets" (2012): the records are cut into spatial blocks of at most
     ``block_size`` records by a 2^d-tree, and every block is microaggregated on its own
     (module notes for the stages).
 
@@ -106,7 +108,7 @@ def anonymize_blocked(source, roles: RoleSpec, method: str = "mdav", *,
     n_workers, processes : int, bool
         The local cluster's workers, as processes or threads.
     block_size : int
-        Records per block, about (N of the paper); at least 2k. Larger blocks lose
+        Records per block, at most (N of the paper); at least 2k. Larger blocks lose
         less information and take longer (module notes).
     blocks : str or sequence, optional
         Attribute blocks, as for :func:`core.pipeline.anonymize`.
@@ -155,60 +157,68 @@ def anonymize_blocked(source, roles: RoleSpec, method: str = "mdav", *,
             frame = frame.persist()
         fmt = output_format(output, source_format=kind, given=output_format_) \
             if output is not None else None
-        sample = frame.head(2_000, npartitions=-1)
-        roles.validate(sample)
+        head = _head(frame)
+        roles.validate(head)
         attribute_blocks = resolve_blocks(
             roles, parse_blocks(blocks) if isinstance(blocks, str) else blocks, spec)
         state.step(0.02, "measuring the whole table")
-        needed = [*roles.quasi_identifiers, *roles.strata, *roles.confidential]
-        encoding = global_encoding(frame, roles, sample, needed=needed)
-        n = encoding.n_records
+        first_rows = _first_rows(session.client, frame, roles)
+        n = int(first_rows[-1])
         if n < k:
             raise MicroaggError(f"The table has {n} records, fewer than k = {k}.")
+        levels = resolve_levels(roles, head)
+        measured = _survey(session.client, frame, roles, levels, first_rows, seed)
+        encoding = encoding_of(measured, roles, levels, head)
+        keys, sizes = _strata(measured.strata, roles, k)
         job = BlockJob(method, roles, resolved, blocks, seed, encoding, session.stop_name)
-        warming = _warm_up(session, sample, job)
-        state.step(0.06, "building the blocks")
-        lengths = frame.map_partitions(len, meta=(None, "int64")).compute().to_numpy()
-        offsets = np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64)
-        keys, sizes = _strata(frame, roles, k)
-        blocking = _blocking(frame, roles, encoding, keys, sizes, n, offsets,
-                             block_size=block_size, min_size=k, seed=seed)
-        state.check()
-        wait(session, warming, state, start=0.09, stop=0.1, message="preparing the workers")
-        numbered = frame.map_partitions(
-            _number, offsets, encoding, keys, blocking, list(roles.strata),
-            meta=_meta(frame._meta, block=True))
-        tasks = max(2 * session.n_workers, -(-n // _ROWS_PER_TASK))
-        shuffled = numbered.shuffle(on=BLOCK, npartitions=min(tasks, blocking.n_blocks))
+        warming = _warm_up(session, head, job)
+        state.step(0.05, "building the blocks")
+        strata = list(roles.strata)
+        tree = build_tree(encoding.encode(measured.sample).X,
+                          stratum_codes(measured.sample, strata, keys),
+                          sizes if sizes is not None else np.array([n]),
+                          block_size=block_size)
         from dask import delayed
-        runs = session.client.compute([delayed(run_blocks)(part, job)
-                                       for part in shuffled.to_delayed()])
-        wait(session, runs, state, start=0.1, stop=0.8, message="microaggregating blocks")
-        figures = [f for part in session.client.gather(
-            [session.client.submit(operator.getitem, r, 1) for r in runs]) for f in part]
-        frames = [session.client.submit(operator.getitem, r, 0) for r in runs]
-        import dask.dataframe as dd
-        meta = session.client.submit(lambda f: f.iloc[:0], frames[0]).result()
-        released = dd.from_delayed(frames, meta=meta, verify_meta=False)
-        back = released.shuffle(on=PART, npartitions=frame.npartitions)
+        routed = session.client.compute([
+            delayed(route)(part, number=i, first_row=int(first_rows[i]),
+                           encoding=encoding, tree=tree, keys=keys, strata=strata)
+            for i, part in enumerate(frame.to_delayed())])
+        wait(session, routed, state, start=0.05, stop=0.09, message="routing the records",
+             gather=False)
+        counts = session.client.gather([session.client.submit(itemgetter(1), r, pure=False)
+                                        for r in routed])
+        blocking = finish_blocking(tree, _key_counts(counts, tree.n_leaves),
+                                   block_size=block_size, min_size=k)
+        wait(session, warming, state, start=0.09, stop=0.1, message="preparing the workers")
+        runs, parts_of_block = _run_blocks(session, routed, counts, blocking, job)
+        del routed  # the pieces are held by the blocks that need them, no longer here
+        wait(session, runs, state, start=0.1, stop=0.8, message="microaggregating blocks",
+             gather=False)
+        figures = session.client.gather([session.client.submit(itemgetter(1), r, pure=False)
+                                         for r in runs])
         sse = float(sum(f["sse"] for f in figures))
         il = 100.0 * sse / encoding.sst if encoding.sst > 0 else 0.0
+        released = _released_by_part(session, runs, parts_of_block, len(first_rows) - 1)
+        del runs
         masked = None
         try:
             if folder is not None:
                 path = str(folder.create())
-                writes = session.client.compute([
-                    delayed(write_parts)(part, path, fmt, row=ROW, part=PART)
-                    for part in back.to_delayed()])
+                writes = [session.client.submit(write_part, path, fmt, number, *pieces,
+                                                 pure=False)
+                          for number, pieces in released.items()]
                 wait(session, writes, state, start=0.8, stop=0.9,
                      message="writing the release")
+                del released
                 written, _ = read_partitioned(path)
             else:
-                masked = back.compute().sort_values(ROW, kind="stable")
-                masked = masked.drop(columns=[ROW, PART]).reset_index(drop=True)
+                assembled = session.client.gather([
+                    session.client.submit(assemble_part, *pieces, pure=False)
+                    for pieces in released.values()])
+                del released
+                masked = pd.concat(assembled, ignore_index=True)
                 masked.index = source.index
-                written = dd.from_pandas(masked, npartitions=max(1, frame.npartitions),
-                                         sort=False)
+                written = _as_dask(masked, frame.npartitions)
             state.step(0.9, "verifying the release over the whole table")
             check_k = 2 if spec.masks_values else k
             verification = verify_blocked(
@@ -235,6 +245,86 @@ def anonymize_blocked(source, roles: RoleSpec, method: str = "mdav", *,
         output=str(folder.target) if folder is not None else None,
         output_format=fmt, block_size=block_size, scheduler=scheduler or address,
         local_cluster=scheduler is None, seconds=time.perf_counter() - started)
+
+
+def _head(frame) -> pd.DataFrame:
+    """The first records (from the first partitions only; a short one is no error)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return frame.head(_HEAD, npartitions=min(frame.npartitions, 4))
+
+
+def _first_rows(client, frame, roles: RoleSpec) -> np.ndarray:
+    """The global number of every partition's first row, and the table's length last."""
+    from dask import delayed
+    column = frame[[roles.quasi_identifiers[0]]]  # a Parquet part reads one column
+    lengths = client.gather(client.compute([delayed(len)(p) for p in column.to_delayed()]))
+    return np.r_[0, np.cumsum(lengths)].astype(np.int64)
+
+
+def _survey(client, frame, roles: RoleSpec, levels, first_rows, seed: int):
+    """One pass over the table (:func:`core.cluster.standardize.survey`), merged."""
+    from dask import delayed
+    strata = list(roles.strata)
+    needed = list(dict.fromkeys([*roles.quasi_identifiers, *strata, *roles.confidential]))
+    columns = {"numeric": [c for c, v in levels.items() if v is Level.NUMERIC],
+               "categorical": [c for c, v in levels.items() if v is not Level.NUMERIC],
+               "needed": needed, "strata": strata}
+    rate = min(1.0, _SAMPLE / max(1, int(first_rows[-1])))
+    futures = client.compute([
+        delayed(survey_part)(part, first_row=int(first_rows[i]), rate=rate, seed=seed,
+                             **columns)
+        for i, part in enumerate(frame[needed].to_delayed())])
+    return merge(client.gather(futures))
+
+
+def _key_counts(counts: list[dict], n_leaves: int) -> np.ndarray:
+    total = np.zeros(n_leaves * SUBS, dtype=np.int64)
+    for part in counts:
+        for key, count in part.items():
+            total[key] += count
+    return total
+
+
+def _run_blocks(session, routed, counts, blocking, job):
+    """Submit every block (largest first) with the pieces of the partitions holding it;
+    the block futures, and the partitions every block has records of."""
+    client = session.client
+    keys_of = [np.flatnonzero(blocking.block_of_key == b).tolist()
+               for b in range(blocking.n_blocks)]
+    parts_of_block: list[list[int]] = [[] for _ in range(blocking.n_blocks)]
+    for number, part in enumerate(counts):
+        for block in sorted({int(blocking.block_of_key[key]) for key in part}):
+            parts_of_block[block].append(number)
+    runs = [None] * blocking.n_blocks
+    for block in np.argsort(-blocking.sizes, kind="stable"):
+        pieces = [client.submit(pieces_of, routed[number], keys_of[block], pure=False,
+                                priority=int(blocking.sizes[block]))
+                  for number in parts_of_block[block]]
+        runs[block] = client.submit(run_pieces, job, *pieces, pure=False,
+                                    priority=int(blocking.sizes[block]))
+    return runs, parts_of_block
+
+
+def _released_by_part(session, runs, parts_of_block, n_parts: int) -> dict[int, list]:
+    """Per input partition (in order, empty ones left out), the futures of its released
+    pieces, one per block that holds some of its records."""
+    by_part: dict[int, list] = {}
+    for block, numbers in enumerate(parts_of_block):
+        for number in numbers:
+            by_part.setdefault(number, []).append(
+                session.client.submit(_piece, runs[block], number, pure=False))
+    return {number: by_part[number] for number in range(n_parts) if number in by_part}
+
+
+def _piece(run, number: int) -> pd.DataFrame:
+    return run[0][number]
+
+
+def _as_dask(masked: pd.DataFrame, n_partitions: int):
+    import dask.dataframe as dd
+    return dd.from_pandas(masked.reset_index(drop=True), npartitions=max(1, n_partitions),
+                          sort=False)
 
 
 def _warm_up(session, sample: pd.DataFrame, job: BlockJob) -> list:
@@ -264,12 +354,11 @@ def _refuse(spec, roles: RoleSpec, block_size, k) -> None:
                             f"{block_size}.")
 
 
-def _strata(frame, roles: RoleSpec, k: int):
-    """The whole table's strata (a MultiIndex, or None) and their sizes; a stratum with
-    fewer than k records is refused."""
+def _strata(counted, roles: RoleSpec, k: int):
+    """The whole table's strata (a MultiIndex, or None) and their sizes, from the
+    survey's counts; a stratum with fewer than k records is refused."""
     if not roles.strata:
         return None, None
-    counted = frame.groupby(list(roles.strata), dropna=False).size().compute()
     counted = counted.sort_index()
     index = counted.index if isinstance(counted.index, pd.MultiIndex) else \
         pd.MultiIndex.from_arrays([counted.index], names=list(roles.strata))
@@ -282,79 +371,3 @@ def _strata(frame, roles: RoleSpec, k: int):
             f"record(s), fewer than k = {k}. Recode the stratum column or choose a "
             "smaller k (the Dask engine does not merge strata).")
     return index, counted.to_numpy(dtype=np.int64)
-
-
-def _blocking(frame, roles, encoding, keys, sizes, n, offsets, *, block_size, min_size,
-              seed):
-    """Build the tree on a sample, count the records per leaf, and finish the blocks."""
-    columns = [*roles.quasi_identifiers, *roles.strata]
-    fraction = min(1.0, _SAMPLE / max(1, n))
-    sample = frame[columns].sample(frac=fraction, random_state=seed).compute() \
-        if fraction < 1.0 else frame[columns].compute()
-    strata = list(roles.strata)
-    sizes = sizes if sizes is not None else np.array([n], dtype=np.int64)
-    tree = build_tree(encoding.encode(sample).X, stratum_codes(sample, strata, keys),
-                      sizes, block_size=block_size)
-
-    def leaves(part):
-        return pd.Series(tree.leaf_of(encoding.encode(part).X,
-                                      stratum_codes(part, strata, keys)))
-
-    counts = frame[columns].map_partitions(leaves, meta=(None, "int64")).value_counts()
-    counts = counts.compute()
-    per_leaf = np.zeros(tree.n_leaves, dtype=np.int64)
-    per_leaf[counts.index.to_numpy()] = counts.to_numpy()
-    blocking = finish_blocking(tree, per_leaf, block_size=block_size, min_size=min_size)
-    if (blocking.deal > 1).any():
-        blocking = _recount(frame, columns, encoding, keys, strata, offsets, blocking,
-                            min_size)
-    return blocking
-
-
-def _recount(frame, columns, encoding, keys, strata, offsets, blocking, min_size):
-    """Count dealt blocks; leaves whose dealt blocks came out too small are not dealt."""
-    from dataclasses import replace
-    for _ in range(3):
-        numbered = frame[columns].map_partitions(
-            _number, offsets, encoding, keys, blocking, strata,
-            meta=_meta(frame[columns]._meta, block=True))
-        counts = numbered[BLOCK].value_counts().compute()
-        sizes = np.zeros(blocking.n_blocks, dtype=np.int64)
-        sizes[counts.index.to_numpy()] = counts.to_numpy()
-        small = np.flatnonzero((sizes > 0) & (sizes < min_size))
-        blocking = replace(blocking, sizes=sizes)
-        if not small.size:
-            return blocking
-        bad_leaves = np.flatnonzero((blocking.deal > 1) & _covers(blocking, small))
-        deal = blocking.deal.copy()
-        deal[bad_leaves] = 1
-        blocking = replace(blocking, deal=deal)
-    raise MicroaggError("Could not form blocks of at least k records (internal error).")
-
-
-def _covers(blocking, small: np.ndarray) -> np.ndarray:
-    first, deal = blocking.first_block, blocking.deal
-    return np.array([bool(((small >= f) & (small < f + d)).any())
-                     for f, d in zip(first, deal)], dtype=bool)
-
-
-def _meta(meta: pd.DataFrame, *, block: bool) -> pd.DataFrame:
-    out = meta.copy()
-    out[ROW] = pd.Series(dtype="int64")
-    out[PART] = pd.Series(dtype="int64")
-    if block:
-        out[BLOCK] = pd.Series(dtype="int64")
-    return out
-
-
-def _number(part: pd.DataFrame, offsets, encoding, keys, blocking, strata,
-            partition_info=None) -> pd.DataFrame:
-    """Add the global row number, the input partition and the block of every record."""
-    number = partition_info["number"] if partition_info else 0
-    rows = offsets[number] + np.arange(len(part), dtype=np.int64)
-    out = part.copy()
-    out[ROW] = rows
-    out[PART] = np.int64(number)
-    out[BLOCK] = blocking.block_of(encoding.encode(part).X,
-                                   stratum_codes(part, strata, keys), rows)
-    return out

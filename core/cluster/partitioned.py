@@ -12,8 +12,9 @@ Output
     row order, named ``part-00000.parquet`` ... Parts are written into a hidden
     temporary folder beside the target, which is renamed onto the target only once the
     whole release is written and verified: a failed, refused or cancelled run leaves
-    nothing, and a reader never sees half a release. CSV parts are written by
-    :func:`core.io.write.write_table` (formula-like text made inert, numbers exact).
+    nothing, and a reader never sees half a release. The parts are written by
+    :func:`core.cluster.stages.write_part`; CSV parts by :func:`core.io.write.write_table`
+    (formula-like text made inert, numbers exact).
 
 On a cluster of several machines the input and the output folder must be on storage
 every worker reaches (a shared drive, or an object store URL for the input).
@@ -26,14 +27,12 @@ import shutil
 import uuid
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from core.errors import MicroaggError
-from core.io.write import write_table
 
-__all__ = ["read_partitioned", "output_format", "OutputFolder", "write_parts",
-           "PARQUET_SUFFIXES", "CSV_SUFFIXES"]
+__all__ = ["read_partitioned", "output_format", "OutputFolder", "PARQUET_SUFFIXES",
+           "CSV_SUFFIXES"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 CSV_SUFFIXES = (".csv", ".tsv", ".txt")
@@ -144,24 +143,3 @@ class OutputFolder:
 
     def discard(self) -> None:
         shutil.rmtree(self.temporary, ignore_errors=True)
-
-
-def write_parts(frame: pd.DataFrame, folder: str, kind: str, *, row: str,
-                part: str) -> int:
-    """Write every input partition found in ``frame`` as its own part, rows in order.
-
-    ``frame`` holds whole input partitions (column ``part``) with the row numbers
-    (column ``row``); both working columns are dropped. Returns the rows written.
-    """
-    if not len(frame):
-        return 0
-    numbers = frame[part].to_numpy()
-    for number in np.unique(numbers):
-        rows = frame[numbers == number].sort_values(row, kind="stable")
-        rows = rows.drop(columns=[row, part]).reset_index(drop=True)
-        name = Path(folder) / f"part-{int(number):05d}.{kind}"
-        if kind == "parquet":
-            rows.to_parquet(name, index=False)
-        else:
-            write_table(name, rows)
-    return len(frame)

@@ -158,11 +158,12 @@ def _probe(address: str) -> None:
 
 
 def wait(session: Session, futures: Sequence, state: TaskState, *, start: float,
-         stop: float, message: str) -> list:
+         stop: float, message: str, gather: bool = True) -> list | None:
     """Wait for ``futures``, reporting the share done onto ``start..stop`` of ``state``.
 
-    Returns their results, in order. A task's error is raised as it is (a
-    :class:`MicroaggError` from a block keeps its message).
+    Returns their results, in order (None with ``gather=False``: the results stay on
+    the workers). A task's error is raised as it is (a :class:`MicroaggError` from a
+    block keeps its message).
 
     Raises
     ------
@@ -186,7 +187,7 @@ def wait(session: Session, futures: Sequence, state: TaskState, *, start: float,
         if failed is not None:
             failed.result()  # raises the task's error
         time.sleep(_POLL)
-    return session.client.gather(list(futures))
+    return session.client.gather(list(futures)) if gather else None
 
 
 def stop_requested(name: str | None) -> bool:

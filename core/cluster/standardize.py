@@ -3,19 +3,21 @@
 A block microaggregated with its own z-scores would measure distances, and information
 loss, in units that differ from block to block and from the unblocked run. So the
 parameters of :mod:`core.data.encoding` are computed once over the whole (partitioned)
-table with Dask and every block is measured with them:
+table with Dask, in one pass (:func:`survey` per partition, :func:`merge` on the
+client), and every block is measured with them:
 
 numeric
-    mean and population standard deviation (two passes: the mean, then the sum of
-    squared deviations, as ``numpy.std`` computes it);
+    mean and population standard deviation: each partition's count, mean and sum of
+    squared deviations, merged by the pairwise rule of Chan, Golub & LeVeque (1979),
+    which agrees with ``numpy.std`` of the whole column to rounding;
 ordinal and nominal
     the categories (the declared order, the categorical dtype's, or the sorted distinct
     values, exactly as :func:`core.data.encoding.encode` chooses them) and the scale
     ``c_j`` or ``w_j`` from the whole table's category counts and its median category
     or mode (:func:`core.data.categories.group_aggregate_codes`, computed from counts).
 
-The same pass counts missing values in the columns a run needs and refuses them, naming
-the column. SST, the denominator of IL = 100·SSE/SST, is the whole table's: the sum of
+The same pass counts missing values in the columns a run needs (refused, naming the
+column), counts the strata and draws the sample the blocks are built on. SST, the denominator of IL = 100·SSE/SST, is the whole table's: the sum of
 squared z-scores plus n per varying categorical attribute.
 """
 
@@ -31,7 +33,8 @@ from core.data.encoding import AttributeCoding, Encoding, encode, resolve_level
 from core.data.roles import Level, RoleSpec
 from core.errors import MicroaggError
 
-__all__ = ["GlobalEncoding", "global_encoding", "aggregate_code_from_counts"]
+__all__ = ["GlobalEncoding", "Survey", "survey", "merge", "encoding_of", "resolve_levels",
+           "global_encoding", "aggregate_code_from_counts"]
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,81 @@ def aggregate_code_from_counts(counts: np.ndarray, level: Level) -> int:
     return high if high - mean < mean - low else low
 
 
+@dataclass(frozen=True)
+class Survey:
+    """What one pass over the records measures (:func:`survey`), mergeable (:func:`merge`).
+
+    Attributes
+    ----------
+    n : int
+    missing : Series
+        Missing values per needed column.
+    moments : DataFrame
+        Per numeric quasi-identifier: ``count``, ``mean`` and ``m2`` (the sum of
+        squared deviations from the mean), merged by Chan's pairwise rule.
+    categories : dict of str to Series
+        Per categorical quasi-identifier: records per value.
+    strata : Series or None
+        Records per stratum (the stratum columns' tuple).
+    sample : DataFrame
+        The quasi-identifiers and strata of the sampled records.
+    """
+
+    n: int
+    missing: pd.Series
+    moments: pd.DataFrame
+    categories: dict
+    strata: pd.Series | None
+    sample: pd.DataFrame
+
+
+def survey(part: pd.DataFrame, *, numeric: list[str], categorical: list[str],
+           needed: list[str], strata: list[str], chosen: np.ndarray) -> Survey:
+    """Measure one partition; ``chosen`` marks its records that join the sample."""
+    values = part[numeric].to_numpy(dtype=np.float64) if numeric else np.empty((len(part), 0))
+    count = np.full(len(numeric), float(len(part)))
+    mean = values.mean(axis=0) if len(part) else np.zeros(len(numeric))
+    m2 = np.einsum("ij,ij->j", values - mean, values - mean)
+    counted = part.groupby(strata, dropna=False, sort=False, observed=True).size() if strata else None
+    return Survey(
+        n=len(part), missing=part[needed].isna().sum(),
+        moments=pd.DataFrame({"count": count, "mean": mean, "m2": m2}, index=numeric),
+        categories={c: part[c].value_counts(dropna=True, sort=False) for c in categorical},
+        strata=counted, sample=part.loc[chosen, _unique([*numeric, *categorical, *strata])])
+
+
+def merge(surveys: list[Survey]) -> Survey:
+    """One :class:`Survey` of the records of all ``surveys``."""
+    moments = surveys[0].moments
+    for other in surveys[1:]:
+        n_a, n_b = moments["count"], other.moments["count"]
+        total = (n_a + n_b).where(n_a + n_b > 0, 1.0)
+        delta = other.moments["mean"] - moments["mean"]
+        moments = pd.DataFrame({
+            "count": n_a + n_b, "mean": moments["mean"] + delta * n_b / total,
+            "m2": moments["m2"] + other.moments["m2"] + delta ** 2 * n_a * n_b / total})
+    strata = None
+    if surveys[0].strata is not None:
+        joined = pd.concat([s.strata for s in surveys])
+        strata = joined.groupby(level=list(range(joined.index.nlevels)),
+                                dropna=False, observed=True).sum()
+    return Survey(
+        n=sum(s.n for s in surveys), missing=sum(s.missing for s in surveys),
+        moments=moments,
+        categories={c: pd.concat([s.categories[c] for s in surveys]).groupby(
+            level=0, sort=False).sum() for c in surveys[0].categories},
+        strata=strata, sample=pd.concat([s.sample for s in surveys], ignore_index=True))
+
+
+def _unique(columns: list[str]) -> list[str]:
+    return list(dict.fromkeys(columns))
+
+
+def resolve_levels(roles: RoleSpec, sample: pd.DataFrame) -> dict[str, Level]:
+    """The level of every quasi-identifier, from a few records (declared or default)."""
+    return {c: resolve_level(sample, roles, c) for c in roles.quasi_identifiers}
+
+
 def global_encoding(frame, roles: RoleSpec, sample: pd.DataFrame, *,
                     needed: list[str]) -> GlobalEncoding:
     """Measure the quasi-identifiers of the Dask frame ``frame`` (module notes).
@@ -116,42 +194,46 @@ def global_encoding(frame, roles: RoleSpec, sample: pd.DataFrame, *,
     """
     import dask
 
-    qi = list(roles.quasi_identifiers)
-    levels = {c: resolve_level(sample, roles, c) for c in qi}
-    numeric = [c for c in qi if levels[c] is Level.NUMERIC]
-    categorical = [c for c in qi if levels[c] is not Level.NUMERIC]
-    wanted = {"n": frame.shape[0], "missing": frame[needed].isna().sum()}
-    if numeric:
-        wanted["mean"] = frame[numeric].astype("float64").mean()
-    for column in categorical:
-        wanted[column] = frame[column].value_counts(dropna=True)
-    first = dask.compute(wanted)[0]
-    n = int(first["n"])
-    for column, count in first["missing"].items():
+    levels = resolve_levels(roles, sample)
+    numeric = [c for c, level in levels.items() if level is Level.NUMERIC]
+    categorical = [c for c, level in levels.items() if level is not Level.NUMERIC]
+    parts = [dask.delayed(lambda p: survey(p, numeric=numeric, categorical=categorical,
+                                           needed=needed, strata=[],
+                                           chosen=np.zeros(len(p), dtype=bool)))(part)
+             for part in frame.to_delayed()]
+    return encoding_of(merge(list(dask.compute(*parts))), roles, levels, sample)
+
+
+def encoding_of(measured: Survey, roles: RoleSpec, levels: dict[str, Level],
+                sample: pd.DataFrame) -> GlobalEncoding:
+    """The :class:`GlobalEncoding` of the whole table from its merged :class:`Survey`.
+
+    Raises
+    ------
+    MicroaggError
+        A missing value in a needed column, or a value outside a declared order.
+    """
+    n = measured.n
+    for column, count in measured.missing.items():
         if count:
             raise MicroaggError(
                 f"Column '{column}' has {int(count):,} missing value(s). The Dask engine "
                 "masks complete records only: impute or remove those rows, or give the "
                 "column another role.")
-    mean = first["mean"] if numeric else pd.Series(dtype=float)
-    squares = pd.Series(dtype=float)
-    if numeric:
-        centre = mean[numeric].to_numpy(dtype=np.float64)
-        meta = pd.DataFrame({c: pd.Series(dtype="float64") for c in numeric})
-        squares = frame[numeric].map_partitions(_squares, centre, meta=meta).compute().sum()
     sst = 0.0
     attributes, start = [], 0
-    for column in qi:
+    for column in roles.quasi_identifiers:
         level = levels[column]
         if level is Level.NUMERIC:
-            variance = float(squares[column]) / n
+            mean, m2 = (float(measured.moments.loc[column, key]) for key in ("mean", "m2"))
+            variance = m2 / n
             std = math.sqrt(variance) if variance > 0 else 1.0
             attributes.append(AttributeCoding(column, level, slice(start, start + 1),
-                                              mean=float(mean[column]), std=std))
-            sst += float(squares[column]) / std ** 2
+                                              mean=mean, std=std))
+            sst += m2 / std ** 2
             start += 1
             continue
-        counts = first[column]
+        counts = measured.categories[column]
         categories = _categories(counts, column, roles, sample)
         by_code = np.zeros(len(categories), dtype=np.int64)
         codes = AttributeCoding(column, level, slice(0, 1), categories=categories).codes(
@@ -175,13 +257,6 @@ def global_encoding(frame, roles: RoleSpec, sample: pd.DataFrame, *,
                                           categories=categories, scale=scale))
         start += width
     return GlobalEncoding(tuple(attributes), n, sst)
-
-
-def _squares(part: pd.DataFrame, centre: np.ndarray) -> pd.DataFrame:
-    """One row: the partition's sums of squared deviations from ``centre``."""
-    deviations = part.to_numpy(dtype=np.float64) - centre
-    return pd.DataFrame([np.einsum("ij,ij->j", deviations, deviations)],
-                        columns=part.columns)
 
 
 def _categories(counts: pd.Series, column: str, roles: RoleSpec,

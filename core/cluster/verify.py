@@ -4,42 +4,61 @@ Like :mod:`core.verify.kanonymity`, it reads only the released table (here, the 
 written) and the role specification, never the blocks or the groups: equivalence
 classes are the distinct released quasi-identifier tuples together with the stratum
 columns, over the whole table, so two blocks that happen to release the same tuple form
-one class. The classes are counted exactly: the released records are shuffled by their
-tuple (equal tuples meet in one partition) and each partition counts its own.
+one class. Each released record is reduced to a 128-bit fingerprint of its tuple (two
+independent 64-bit hashes, :func:`fingerprint`); only the fingerprints are shuffled
+(equal tuples meet in one partition, 16 bytes a record instead of the tuple) and each
+partition counts its own. Two distinct tuples share a fingerprint with probability
+about m²/2¹²⁹ for m classes (below 10⁻²⁵ for ten million), and a collision could
+only merge two classes: the counts are exact in practice.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 from core.data.roles import RoleSpec
 from core.verify.kanonymity import Verification
 
-__all__ = ["verify_blocked", "class_statistics"]
+__all__ = ["verify_blocked", "class_statistics", "fingerprint"]
+
+_KEYS = ("microagg-class-a", "microagg-class-b")  # 16 bytes, as pandas needs
 
 
 def class_statistics(frame, columns: Sequence[str], k: int) -> tuple[int, int, int, int]:
     """(smallest class, number of classes, classes below k, records) of the Dask frame
-    ``frame`` over ``columns``."""
+    ``frame`` over ``columns`` (module notes)."""
     columns = list(columns)
-
-    def count(part: pd.DataFrame) -> pd.DataFrame:
-        sizes = part.groupby(columns, dropna=False, sort=False).size().to_numpy()
-        return pd.DataFrame({"smallest": [int(sizes.min()) if sizes.size else 1 << 62],
-                             "classes": [int(sizes.size)],
-                             "below": [int((sizes < k).sum())],
-                             "rows": [len(part)]})
-
-    meta = pd.DataFrame({"smallest": pd.Series(dtype="int64"),
-                         "classes": pd.Series(dtype="int64"),
-                         "below": pd.Series(dtype="int64"),
-                         "rows": pd.Series(dtype="int64")})
-    shuffled = frame[columns].shuffle(on=columns, npartitions=max(1, frame.npartitions))
-    figures = shuffled.map_partitions(count, meta=meta).compute()
+    fingerprints = frame[columns].map_partitions(
+        fingerprint, meta=pd.DataFrame({"h1": pd.Series(dtype="uint64"),
+                                        "h2": pd.Series(dtype="uint64")}))
+    meta = pd.DataFrame({name: pd.Series(dtype="int64")
+                         for name in ("smallest", "classes", "below", "rows")})
+    shuffled = fingerprints.shuffle(on="h1", npartitions=max(1, frame.npartitions))
+    figures = shuffled.map_partitions(_count, k, meta=meta).compute()
     return (int(figures["smallest"].min()), int(figures["classes"].sum()),
             int(figures["below"].sum()), int(figures["rows"].sum()))
+
+
+def fingerprint(part: pd.DataFrame) -> pd.DataFrame:
+    """Two independent 64-bit hashes of every record's tuple (columns ``h1``, ``h2``)."""
+    return pd.DataFrame({
+        "h1": pd.util.hash_pandas_object(part, index=False, hash_key=_KEYS[0]).to_numpy(),
+        "h2": pd.util.hash_pandas_object(part, index=False, hash_key=_KEYS[1]).to_numpy()})
+
+
+def _count(part: pd.DataFrame, k: int) -> pd.DataFrame:
+    h1, h2 = part["h1"].to_numpy(), part["h2"].to_numpy()
+    order = np.lexsort((h2, h1))
+    h1, h2 = h1[order], h2[order]
+    starts = np.flatnonzero(np.r_[True, (h1[1:] != h1[:-1]) | (h2[1:] != h2[:-1])]) \
+        if h1.size else np.empty(0, dtype=np.int64)
+    sizes = np.diff(np.r_[starts, h1.size])
+    return pd.DataFrame({"smallest": [int(sizes.min()) if sizes.size else 1 << 62],
+                         "classes": [int(sizes.size)], "below": [int((sizes < k).sum())],
+                         "rows": [int(h1.size)]})
 
 
 def verify_blocked(frame, roles: RoleSpec, k: int, *, blocks, n_records: int,
