@@ -1,4 +1,8 @@
-"""Refinement (TFRP2, IGD): never raises SSE, keeps every group at k or more, always ends."""
+"""Refinement (TFRP2, IGD): never raises SSE, keeps every group at k or more, always ends.
+
+The numpy reference's own pieces (its split, its exact centroid index) are tested here
+too; tests/test_refine_scale.py compares the compiled passes with it.
+"""
 
 import numpy as np
 import pytest
@@ -6,9 +10,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from core.methods.heuristics import fixed_size
 from core.measures.partition import sse
-from core.methods.refine import _Partition, refine
+from core.methods.heuristics import fixed_size
+from core.methods.pool import squared_distances
+from core.methods.refine import refine
+from core.methods.refine_reference import _Partition
+
+
+def _partition(X, labels, k):
+    Xc = X - X.mean(axis=0)
+    sq = squared_distances(Xc, np.zeros(X.shape[1]))
+    return _Partition(Xc, sq, labels, k, 1e-12 * sq.sum())
 
 
 @st.composite
@@ -68,7 +80,7 @@ def test_split_keeps_only_improvements():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(40, 2))
     labels = np.repeat(np.arange(4), 10)  # groups of 10 >= 2k for k = 3
-    partition = _Partition(X, labels, 3)
+    partition = _partition(X, labels, 3)
     before = partition.total_sse()
     partition.split_large_groups()
     assert partition.total_sse() <= before
@@ -84,30 +96,27 @@ def test_igd_terminates_on_many_duplicates():
 
 
 def test_centroid_index_agrees_with_brute_force_on_many_groups():
-    """Above 256 groups the KD-tree index answers; its answers equal brute force,
-    also for records whose listed nearest groups have all changed since."""
+    """Above 256 groups the KD-tree index answers; its answers are the brute-force
+    answers in the fixed form, also for records whose listed groups have all changed."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(3000, 3))
     labels = fixed_size(X, k=5)
-    partition = _Partition(X, labels, 5)
+    partition = _partition(X, labels, 5)
     assert partition.index.tree is not None
     # Move some records so part of the tree is stale, then compare with brute force.
     for g in range(0, 60, 3):
         record = partition.members[g][0]
         partition._remove(g, [record])
         partition._add(g + 1, [record])
-    # Touch every group listed for record 0 so that the index must ask the tree again.
+    # Touch every group listed for record 0 so that it must be compared with all.
     for g in partition.index.candidates[0]:
         partition.index.touch(int(g))
-    assert len(partition.index.touched) <= max(256, len(partition.index.tree_groups) // 4)
+    assert len(partition.index.touched) <= max(256, partition.index.n_tree // 4)
     records = np.concatenate([[0], rng.choice(np.arange(1, len(X)), size=400, replace=False)])
-    points = partition.X[records]  # the partition works on centred data
     got = partition.index.nearest(records, exclude=7)
-    centroids = partition.centroids()
     live = np.flatnonzero(partition.count > 0)
     live = live[live != 7]
-    d = ((points[:, None, :] - centroids[live][None]) ** 2).sum(-1)
-    expected_d = d.min(axis=1)
-    got_d = ((points - centroids[got]) ** 2).sum(-1)
-    assert 7 not in got
-    np.testing.assert_allclose(got_d, expected_d, rtol=1e-12)
+    centroids = partition.sums[live] / partition.count[live, None]
+    expected = np.array([live[np.argmin(squared_distances(centroids, partition.X[r]))]
+                         for r in records])
+    np.testing.assert_array_equal(got, expected)

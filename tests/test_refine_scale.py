@@ -1,11 +1,17 @@
-"""The compiled refinement (core.methods.refine_passes) against the numpy one.
+"""The compiled refinement (core.methods.refine_passes) against the numpy reference.
 
-Same labels on random and tie-heavy data; its exact KD-tree search gives the brute-force
-answers; a large run stops promptly when cancelled.
+The same labels, bit for bit, on random data, tie-heavy integer grids, a few distinct rows
+repeated, and hypothesis-drawn cases; the candidate lists answer as brute force does;
+MICROAGG_NO_COMPILE=1 takes the reference with the same labels; progress comes often
+and a large run stops promptly when cancelled.
 """
 
+import os
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,75 +23,165 @@ from core.compiled import COMPILED
 from core.errors import Cancelled
 from core.measures.partition import sse
 from core.methods.heuristics import fixed_size
-from core.methods.refine import refine
+from core.methods.pool import squared_distances
+from core.methods.refine import prepared, refine
 from core.methods.refine_passes import refine_compiled
 from core.progress import TaskState
 
 pytestmark = pytest.mark.skipif(not COMPILED, reason="numba switched off or missing")
+REPO = Path(__file__).resolve().parent.parent
 
 
-def _all_three(X, labels, k, method):
-    numpy_labels = refine(X, labels, k=k, method=method, compiled=False)
-    tree = refine(X, labels, k=k, method=method, compiled=True)
-    brute = refine_compiled(X, labels, k=k, method=method, max_rounds=1000,
-                            state=TaskState(), use_tree=False)
-    return numpy_labels, tree, brute
+def _both(X, labels, k, method):
+    reference = refine(X, labels, k=k, method=method, compiled=False)
+    compiled = refine(X, labels, k=k, method=method, compiled=True)
+    return reference, compiled
+
+
+def _data(kind, rng, n):
+    if kind == "normal":
+        return rng.standard_normal((n, 4))
+    if kind == "ties":  # an integer grid: many exactly equal distances
+        return rng.integers(-2, 3, size=(n, 3)).astype(float)
+    return np.repeat(rng.standard_normal((n // 30, 2)), 30, axis=0)  # few distinct rows
 
 
 @pytest.mark.parametrize("method", ["tfrp2", "igd"])
 @pytest.mark.parametrize("kind", ["normal", "ties", "duplicates"])
-def test_compiled_equals_numpy_and_brute_force(method, kind):
+@pytest.mark.parametrize("first", ["cbfs", "mdav"])
+def test_compiled_gives_the_reference_labels(method, kind, first):
     rng = np.random.default_rng(5)
-    if kind == "normal":
-        X = rng.standard_normal((1500, 4))
-    elif kind == "ties":
-        X = rng.integers(0, 3, size=(1500, 3)).astype(float)
-    else:
-        X = np.repeat(rng.standard_normal((40, 2)), 30, axis=0)
+    X = _data(kind, rng, 1500)
     k = 4
-    labels = fixed_size(X, k=k, first="cbfs")
-    numpy_labels, tree, brute = _all_three(X, labels, k, method)
-    np.testing.assert_array_equal(tree, brute)
-    assert np.bincount(tree).min() >= k and sse(X, tree) <= sse(X, labels)
-    if kind == "normal":
-        np.testing.assert_array_equal(tree, numpy_labels)
-    else:
-        # Exact ties: the numpy path's scipy KD-tree lists equally near groups in its own
-        # order (above 256 groups), so it may choose another of them; the SSE stays close.
-        assert sse(X, tree) == pytest.approx(sse(X, numpy_labels), rel=0.02)
+    labels = fixed_size(X, k=k, first=first)
+    reference, compiled = _both(X, labels, k, method)
+    np.testing.assert_array_equal(compiled, reference)
+    assert np.bincount(compiled).min() >= k and sse(X, compiled) <= sse(X, labels)
+
+
+def test_compiled_gives_the_reference_labels_on_many_groups_in_ten_dimensions():
+    """Thousands of groups, as in the scale benchmark: anchors, drifted groups compared
+    directly and records compared with every group all take part."""
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((6000, 10))
+    labels = fixed_size(X, k=5, first="cbfs")
+    reference, compiled = _both(X, labels, 5, "igd")
+    np.testing.assert_array_equal(compiled, reference)
+
+
+def test_a_poor_partition_of_a_small_grid_gives_the_reference_labels():
+    """Groups in input order on a 5 × 5 grid: ties everywhere, many splits undone."""
+    X = np.array([(a, b) for a in range(-2, 3) for b in range(-2, 3)] * 24, dtype=float)
+    labels = np.repeat(np.arange(len(X) // 6), 6)
+    for k in (3, 6):
+        reference, compiled = _both(X, labels, k, "igd")
+        np.testing.assert_array_equal(compiled, reference)
 
 
 @st.composite
 def partitions(draw):
     k = draw(st.integers(2, 5))
-    n = draw(st.integers(2 * k, 15 * k))
+    n = draw(st.integers(2 * k, 60 * k))
     d = draw(st.integers(1, 3))
     X = draw(st.one_of(
         arrays(np.float64, (n, d), elements=st.integers(-2, 2).map(float)),
         arrays(np.float64, (n, d), elements=st.floats(-100, 100, allow_nan=False)),
     ))
-    return X, k, fixed_size(X, k=k, first=draw(st.sampled_from(["mdav", "cbfs"])))
+    if draw(st.booleans()):  # a few distinct rows repeated
+        X = np.repeat(X[:max(1, n // 6)], 6, axis=0)[:n]
+    labels = fixed_size(X, k=k, first=draw(st.sampled_from(["mdav", "cbfs"])))
+    return X, k, labels, draw(st.sampled_from(["tfrp2", "igd"]))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(partitions())
-def test_compiled_tree_equals_brute_force_on_small_cases(case):
-    X, k, labels = case
-    _, tree, brute = _all_three(X, labels, k, "igd")
-    np.testing.assert_array_equal(tree, brute)
-    assert np.bincount(tree).min() >= k
-    assert sse(X, tree) <= sse(X, labels) + 1e-9 * max(1.0, sse(X, labels))
+def test_compiled_equals_reference_property(case):
+    X, k, labels, method = case
+    reference, compiled = _both(X, labels, k, method)
+    np.testing.assert_array_equal(compiled, reference)
+    assert np.bincount(compiled).min() >= k
+    assert sse(X, compiled) <= sse(X, labels) + 1e-9 * max(1.0, sse(X, labels))
+
+
+@pytest.mark.parametrize("candidates", [1, 2, 4])
+@pytest.mark.parametrize("kind", ["normal", "ties", "duplicates"])
+def test_short_candidate_lists_give_the_reference_labels(kind, candidates):
+    """With one to four groups listed per record the bounds decide most answers."""
+    X = _data(kind, np.random.default_rng(8), 1200)
+    labels = fixed_size(X, k=3, first="cbfs")
+    Xc, sq, tolerance = prepared(X)
+    _, labels = np.unique(labels, return_inverse=True)
+    compiled = refine_compiled(Xc, sq, labels, k=3, method="igd", max_rounds=1000,
+                               tolerance=tolerance, state=TaskState(),
+                               candidates=candidates)
+    np.testing.assert_array_equal(compiled, refine(X, labels, k=3, compiled=False))
+
+
+@pytest.mark.parametrize("drift", [0.05, 0.3, 1.0])
+@pytest.mark.parametrize("kind", ["normal", "ties"])
+def test_candidate_lists_answer_as_brute_force_after_moves(kind, drift):
+    """Short lists, and records moved to their nearest group: centroids creep by less
+    than the drift, so the bounds, not the anchoring, must keep the answers exact."""
+    from core.methods.refine_kernel import make_state
+    from core.methods.refine_nearest import fill, nearest
+    from core.methods.refine_passes import _add, _remove
+
+    rng = np.random.default_rng(2)
+    X = _data(kind, rng, 1200)
+    labels = fixed_size(X, k=3, first="cbfs")
+    Xc, sq, _ = prepared(X)
+    s = make_state(Xc, sq, labels, drift=drift, margin=1e-9, candidates=3)
+    fill(s, 0, len(X), np.empty((4, len(s.count))))
+    one = np.empty(1, dtype=np.int64)
+    for round_ in range(6):
+        for record in rng.choice(len(X), size=100, replace=False):
+            g = int(s.rint[record, 2])
+            if s.count[g] > 1:
+                one[0] = record
+                _remove(s, g, one, 1)
+                _add(s, nearest(s, record, g), one, 1)
+        live = np.flatnonzero(s.count[:s.meta[0]] > 0)
+        centroids = s.sums[live] / s.count[live, None]
+        for i in range(len(X)):
+            own = int(s.rint[i, 2])
+            others = live[live != own]
+            expected = others[np.argmin(squared_distances(centroids[live != own], Xc[i]))]
+            assert nearest(s, i, own) == expected, (round_, i)
+
+
+def test_without_numba_the_reference_gives_the_same_labels(tmp_path):
+    code = ("import numpy as np, sys; from core.compiled import COMPILED; "
+            "from core.methods.heuristics import fixed_size; "
+            "from core.methods.refine import refine; assert not COMPILED; "
+            "X = np.random.default_rng(3).integers(-2, 3, size=(900, 3)).astype(float); "
+            "np.save(sys.argv[1], refine(X, fixed_size(X, k=3), k=3))")
+    out = tmp_path / "labels.npy"
+    subprocess.run([sys.executable, "-c", code, str(out)], cwd=REPO, check=True,
+                   env={**os.environ, "MICROAGG_NO_COMPILE": "1"})
+    X = np.random.default_rng(3).integers(-2, 3, size=(900, 3)).astype(float)
+    np.testing.assert_array_equal(np.load(out), refine(X, fixed_size(X, k=3), k=3))
+
+
+@pytest.mark.parametrize("method", ["tfrp2", "igd"])
+def test_progress_at_least_64_steps_and_in_order(method):
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((3000, 5))
+    calls = []
+    refine(X, fixed_size(X, k=5), k=5, method=method,
+           state=TaskState(lambda fraction, message: calls.append(fraction)))
+    assert len(calls) >= 64
+    assert calls == sorted(calls) and calls[-1] == 1.0
 
 
 def test_a_large_compiled_run_stops_within_a_second_of_cancel():
     rng = np.random.default_rng(1)
     X = rng.standard_normal((20_000, 10))
     labels = np.repeat(np.arange(4_000), 5)  # a poor partition: much to refine
-    refine(X[:50], labels[:50] // 5, k=5, method="igd", compiled=True)  # compiled
+    refine(X[:50], labels[:50] // 5, k=5, method="igd")  # compiled
     state = TaskState()
     timer = threading.Timer(0.5, state.cancel)
     began = time.perf_counter()
     timer.start()
     with pytest.raises(Cancelled):
-        refine(X, labels, k=5, method="igd", state=state, compiled=True)
+        refine(X, labels, k=5, method="igd", state=state)
     assert time.perf_counter() - began < 1.5

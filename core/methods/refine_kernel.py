@@ -1,204 +1,218 @@
-"""Compiled TFRP2 / IGD passes: the refinement of :mod:`core.methods.refine` in numba.
+"""The state of the compiled refinement and the arithmetic every step shares.
 
-The passes are those of :mod:`core.methods.refine` (Khomnotai, Lin, Peng & Santra 2018,
-Section 4, Figures 1-4) with every choice it documents: Decompose moves a group's records
-in one batch to the groups nearest to each record, Shrink moves the best record while a
-move helps and the group keeps more than k, SplitLargeGroups keeps a split only if the SSE
-drops, and a change counts only if it lowers the SSE by more than the tolerance.
+:class:`State` holds the partition in flat arrays (a named tuple, so one argument
+carries it into every kernel): the records (``X``, centred, and its transpose ``XT``),
+each group's members as a linked list, its count, Σx, Σ|x|² and centroid, and each
+record's list of candidate groups (:mod:`core.methods.refine_nearest`).
 
-Arithmetic, fixed so that every path computes the same numbers:
-
-* distances and dot products are sums over the attributes in order (j = 0, 1, ...);
-* a group's Σx and Σ|x|² grow by the sum (in member order) of the records added;
-* the total SSE sums the live groups in id order;
-* "nearest group" is the smallest such distance to ``Σx / n``; ties go to the lower id.
-
-The nearest-group search is exact: a KD-tree over the group centroids whose boxes grow
-(never shrink) when a centroid moves, so a box's distance stays a lower bound of every
-distance inside it, and a subtree is skipped only when that bound is *greater* than the
-best distance found (an equal distance with a lower id is still looked at). Groups made
-after the tree was built are compared directly. The tree is rebuilt after many changes.
-
-The passes run over a range of groups and stop after a budget of groups, so the caller
-returns to Python (progress, cancel) every fraction of a second.
+The arithmetic is the fixed form of :mod:`core.methods.refine`: a distance sums
+``(x_j − c_j)²`` over the attributes in order, with the centroid ``c = Σx / n``
+computed attribute by attribute; Σx grows by the records' sum added one after another;
+a group's SSE is ``Σ|x|² − |Σx|² / n`` with ``|Σx|²`` summed in attribute order; the
+total SSE adds the live groups in id order.
 """
 
 from __future__ import annotations
+
+from collections import namedtuple
 
 import numpy as np
 
 from core.compiled import COMPILED, kernel
 
-__all__ = ["Arrays", "decompose_chunk", "shrink_chunk", "split_chunk", "final_labels"]
+__all__ = ["CANDIDATES", "State", "final_labels", "make_state", "reserve"]
 
-_LEAF = 8
-# meta[...] slots
-N_GROUPS, N_LIVE, N_NODES, N_EXTRAS, UPDATES, USE_TREE = range(6)
-# per-record and per-group integer columns
+CANDIDATES = 24  # candidate groups listed per record
+EXTRAS = 32  # groups compared directly before their anchors are set
+# meta[...] slots (int64), fmeta[...] slots (float64)
+N_GROUPS, N_LIVE, N_EXTRAS, RECOMPUTES, SCANS = range(5)
+DRIFT, MARGIN = range(2)
+# rint[i, ...] and gint[g, ...] columns: the members of a group as a linked list
 NXT, PRV, GROUP = range(3)
-HEAD, TAIL, LEAF, IN_TREE, IN_EXTRA = range(5)
-LEFT, RIGHT, START, END, PARENT = range(5)
+HEAD, TAIL = range(2)
+
+State = namedtuple("State", [
+    "X", "XT", "sq", "rint", "gint", "count", "sumsq", "sums", "cent", "centT",
+    "anchor", "rho", "extra", "extras", "version", "meta", "fmeta", "cand_g", "cand_d",
+    "cand_v", "n_cand", "beta", "acc",
+])
 
 
 def _plain(function):
     return function
 
 
-_jit = kernel if COMPILED else _plain
+jit = kernel if COMPILED else _plain
 
 
-class Arrays:
-    """The partition's state in flat arrays, shared by the compiled passes.
-
-    Capacity for groups grows in Python (:meth:`reserve`) before a split pass.
-    """
-
-    def __init__(self, X: np.ndarray, labels: np.ndarray, *, use_tree: bool = True):
-        X = np.asarray(X, dtype=np.float64)
-        self.X = np.ascontiguousarray(X - X.mean(axis=0))
-        n, d = self.X.shape
-        n_groups = int(labels.max()) + 1
-        self.sq = np.empty(n)
-        self.rint = np.full((n, 3), -1, dtype=np.int64)
-        self.hint = np.full(n, -1, dtype=np.int64)
-        self.meta = np.zeros(8, dtype=np.int64)
-        self.meta[USE_TREE] = int(use_tree)
-        self._allocate(n_groups + 16, d)
-        _init(self.X, labels.astype(np.int64), n_groups, self.sq, self.rint, self.gint,
-              self.count, self.sumsq, self.sums, self.meta)
-        self.tolerance = 1e-12 * max(float(self.sq.sum()), 1e-300)
-
-    def _allocate(self, capacity: int, d: int) -> None:
-        self.count = np.zeros(capacity)
-        self.sumsq = np.zeros(capacity)
-        self.sums = np.zeros((capacity, d))
-        self.gint = np.full((capacity, 5), -1, dtype=np.int64)
-        self.gint[:, IN_TREE] = 0
-        self.gint[:, IN_EXTRA] = 0
-        self.perm = np.zeros(capacity, dtype=np.int64)
-        self.extras = np.zeros(capacity, dtype=np.int64)
-        self.cent = np.zeros((capacity, d))
-        self.nodes = np.full((2 * capacity + 1, 5), -1, dtype=np.int64)
-        self.lo = np.zeros((2 * capacity + 1, d))
-        self.hi = np.zeros((2 * capacity + 1, d))
-        self.meta[N_NODES] = 0  # rebuilt at the next search
-        self.meta[UPDATES] = 1 << 40
-
-    def reserve(self, extra: int) -> None:
-        """Room for ``extra`` more groups (a split pass makes at most n/k)."""
-        need = int(self.meta[N_GROUPS]) + extra + 1
-        if need <= len(self.count):
-            return
-        old = (self.count, self.sumsq, self.sums, self.gint)
-        self._allocate(max(need, 2 * len(self.count)), self.X.shape[1])
-        used = int(self.meta[N_GROUPS])
-        for new, before in zip((self.count, self.sumsq, self.sums, self.gint), old):
-            new[:used] = before[:used]
-        self.gint[:, IN_TREE] = 0
-        self.gint[:, IN_EXTRA] = 0
-        self.meta[N_EXTRAS] = 0
-
-    def args(self) -> tuple:
-        return (self.X, self.sq, self.rint, self.gint, self.count, self.sumsq, self.sums,
-                self.meta, self.nodes, self.lo, self.hi, self.perm, self.extras, self.cent,
-                self.hint)
+def make_state(Xc: np.ndarray, sq: np.ndarray, labels: np.ndarray, *, drift: float,
+               margin: float, candidates: int = CANDIDATES) -> State:
+    """The partition ``labels`` of centred ``Xc`` (``sq`` its rows' squared norms);
+    ``candidates`` groups listed per record (fewer in tests, to exercise the bounds)."""
+    n, d = Xc.shape
+    n_groups = int(labels.max()) + 1
+    capacity = n_groups + 16
+    state = State(
+        X=Xc, XT=np.ascontiguousarray(Xc.T), sq=sq,
+        rint=np.full((n, 3), -1, dtype=np.int64),
+        gint=np.full((capacity, 2), -1, dtype=np.int64),
+        count=np.zeros(capacity), sumsq=np.zeros(capacity), sums=np.zeros((capacity, d)),
+        cent=np.zeros((capacity, d)), centT=np.zeros((d, capacity)),
+        anchor=np.zeros((capacity, d)), rho=np.zeros(capacity),
+        extra=np.zeros(capacity, dtype=np.int64),
+        extras=np.zeros(EXTRAS + 1, dtype=np.int64),
+        version=np.zeros(capacity, dtype=np.int64),
+        meta=np.zeros(5, dtype=np.int64), fmeta=np.array([drift, margin]),
+        cand_g=np.zeros((n, candidates), dtype=np.int64),
+        cand_d=np.zeros((n, candidates)), cand_v=np.zeros((n, candidates), dtype=np.int64),
+        n_cand=np.zeros(n, dtype=np.int64), beta=np.full(n, -np.inf),
+        acc=np.zeros(max(n, capacity)),
+    )
+    _init(state, labels.astype(np.int64), n_groups)
+    return state
 
 
-def _init(X, labels, n_groups, sq, rint, gint, count, sumsq, sums, meta):
-    n, d = X.shape
-    for i in range(n):
-        s = 0.0
-        for j in range(d):
-            s += X[i, j] * X[i, j]
-        sq[i] = s
+def reserve(state: State, extra: int) -> State:
+    """``state`` with room for ``extra`` more groups (a split pass makes at most n/k)."""
+    need = int(state.meta[N_GROUPS]) + extra + 1
+    capacity = len(state.count)
+    if need <= capacity:
+        return state
+    capacity = max(need, 2 * capacity)
+    grown = {}
+    for name in ("gint", "count", "sumsq", "sums", "cent", "anchor", "rho", "extra",
+                 "version"):
+        old = getattr(state, name)
+        new = np.full((capacity, *old.shape[1:]), -1 if name == "gint" else 0,
+                      dtype=old.dtype)
+        new[:len(old)] = old
+        grown[name] = new
+    centT = np.zeros((state.X.shape[1], capacity))
+    centT[:, :len(state.count)] = state.centT
+    acc = np.zeros(max(len(state.X), capacity))
+    return state._replace(centT=centT, acc=acc, **grown)
+
+
+@jit
+def _init(s, labels, n_groups):
+    n, d = s.X.shape
     for i in range(n):
         g = labels[i]
-        if count[g] == 0:
-            meta[N_LIVE] += 1
-        count[g] += 1.0
+        if s.count[g] == 0:
+            s.meta[N_LIVE] += 1
+        s.count[g] += 1.0
         for j in range(d):
-            sums[g, j] += X[i, j]
-        sumsq[g] += sq[i]
-        _append(rint, gint, g, i)
-    meta[N_GROUPS] = n_groups
+            s.sums[g, j] += s.X[i, j]
+        s.sumsq[g] += s.sq[i]
+        append(s, g, i)
+    s.meta[N_GROUPS] = n_groups
+    for g in range(n_groups):
+        if s.count[g] > 0:
+            centre(s, g)
+            for j in range(d):
+                s.anchor[g, j] = s.cent[g, j]
 
 
-_init = _jit(_init)
-
-
-@_jit
-def _append(rint, gint, g, i):
-    rint[i, GROUP] = g
-    rint[i, NXT] = -1
-    rint[i, PRV] = gint[g, TAIL]
-    if gint[g, TAIL] >= 0:
-        rint[gint[g, TAIL], NXT] = i
+# members ------------------------------------------------------------------------
+@jit
+def append(s, g, i):
+    s.rint[i, GROUP] = g
+    s.rint[i, NXT] = -1
+    s.rint[i, PRV] = s.gint[g, TAIL]
+    if s.gint[g, TAIL] >= 0:
+        s.rint[s.gint[g, TAIL], NXT] = i
     else:
-        gint[g, HEAD] = i
-    gint[g, TAIL] = i
+        s.gint[g, HEAD] = i
+    s.gint[g, TAIL] = i
 
 
-@_jit
-def _unlink(rint, gint, g, i):
-    before, after = rint[i, PRV], rint[i, NXT]
+@jit
+def unlink(s, g, i):
+    before, after = s.rint[i, PRV], s.rint[i, NXT]
     if before >= 0:
-        rint[before, NXT] = after
+        s.rint[before, NXT] = after
     else:
-        gint[g, HEAD] = after
+        s.gint[g, HEAD] = after
     if after >= 0:
-        rint[after, PRV] = before
+        s.rint[after, PRV] = before
     else:
-        gint[g, TAIL] = before
-    rint[i, GROUP] = -1
+        s.gint[g, TAIL] = before
+    s.rint[i, GROUP] = -1
 
 
-@_jit
-def _members(rint, gint, g, out):
+@jit
+def members(s, g, out):
+    """Write group g's records (in the order they joined) to ``out``; their number."""
     m = 0
-    i = gint[g, HEAD]
+    i = s.gint[g, HEAD]
     while i >= 0:
         out[m] = i
         m += 1
-        i = rint[i, NXT]
+        i = s.rint[i, NXT]
     return m
 
 
-@_jit
-def _dot(v):
-    s = 0.0
-    for j in range(v.shape[0]):
-        s += v[j] * v[j]
-    return s
+# arithmetic -----------------------------------------------------------------------
+@jit
+def centre(s, g):
+    for j in range(s.X.shape[1]):
+        c = s.sums[g, j] / s.count[g]
+        s.cent[g, j] = c
+        s.centT[j, g] = c
 
 
-@_jit
-def _group_sse(count, sumsq, sums, g):
-    return sumsq[g] - _dot(sums[g]) / count[g]
-
-
-@_jit
-def _total_sse(count, sumsq, sums, n_groups):
+@jit
+def distance(s, i, g):
+    """Squared distance of record i to group g's centroid (attributes in order)."""
     total = 0.0
-    for g in range(n_groups):
-        if count[g] > 0:
-            total += sumsq[g] - _dot(sums[g]) / count[g]
+    for j in range(s.X.shape[1]):
+        t = s.X[i, j] - s.cent[g, j]
+        total += t * t
     return total
 
 
-@_jit
-def _distance(X, i, centre):
-    s = 0.0
-    for j in range(X.shape[1]):
-        t = X[i, j] - centre[j]
-        s += t * t
-    return s
+@jit
+def distance_to(s, i, point):
+    total = 0.0
+    for j in range(s.X.shape[1]):
+        t = s.X[i, j] - point[j]
+        total += t * t
+    return total
 
 
-@_jit
-def _to_group(X, i, sums, count, g):
-    s = 0.0
-    c = count[g]
-    for j in range(X.shape[1]):
-        t = X[i, j] - sums[g, j] / c
-        s += t * t
-    return s
+@jit
+def dot(v):
+    total = 0.0
+    for j in range(v.shape[0]):
+        total += v[j] * v[j]
+    return total
+
+
+@jit
+def group_sse(s, g):
+    return s.sumsq[g] - dot(s.sums[g]) / s.count[g]
+
+
+@jit
+def total_sse(s):
+    total = 0.0
+    for g in range(s.meta[N_GROUPS]):
+        if s.count[g] > 0:
+            total += group_sse(s, g)
+    return total
+
+
+@jit
+def final_labels(s):
+    """Group ids 0..G−1 in the order of the live groups' ids."""
+    n_groups = s.meta[N_GROUPS]
+    rank = np.full(n_groups, -1, dtype=np.int64)
+    r = 0
+    for g in range(n_groups):
+        if s.count[g] > 0:
+            rank[g] = r
+            r += 1
+    out = np.empty(s.X.shape[0], dtype=np.int64)
+    for i in range(s.X.shape[0]):
+        out[i] = rank[s.rint[i, GROUP]]
+    return out
