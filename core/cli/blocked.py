@@ -48,12 +48,12 @@ def add_cluster_options(parser: argparse.ArgumentParser, typed) -> None:
                        help="Dask scheduler to use (tcp://host:8786); default: start a "
                             "local cluster on this machine")
     group.add_argument("--block-size", type=typed(int, "--block-size"), metavar="N",
-                       help="records per block, about (default 100000; at least 2k). "
-                            "Larger blocks lose less information and take longer: "
-                            "IL above unblocked MDAV's by about 13 %% at 5000, 5 %% at "
-                            "50000, 2.4 %% at 100000 (200,000 standard-normal records, "
-                            "10 attributes, k=5); 3-5 %% at 100000-200000 on skewed, "
-                            "correlated data")
+                       help="records per block, at most (default 250000; at least 2k). "
+                            "Larger blocks lose less information and take longer (time "
+                            "per record grows as the square root of N): IL above "
+                            "unblocked MDAV's by about 1.4 %% with blocks of 250000, "
+                            "2.9 %% with 125000 (1,000,000 correlated, skewed records, "
+                            "10 attributes, k=5); the gap grows with the number of blocks")
     group.add_argument("--workers", type=typed(int, "--workers"), metavar="N",
                        help="worker processes of the local cluster (default: Dask's)")
     group.add_argument("--output-format", choices=("parquet", "csv"),

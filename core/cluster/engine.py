@@ -1,42 +1,55 @@
 """Blocked microaggregation on Dask: :func:`anonymize_blocked`.
 
-The stages of one run, each a Dask computation on the cluster (none holds the table
-on one machine):
+The stages of one run, each a Dask computation on the cluster; no worker, nor the
+client, ever holds the whole table:
 
-1. **read** the table (:mod:`core.cluster.partitioned`) and number its rows;
-2. **measure** it once (:mod:`core.cluster.standardize`): the whole table's means,
-   standard deviations, categories and SST, and no missing value in a needed column;
-3. **block** it (:mod:`core.cluster.blocking`): a 2^d-tree built on a sample, the
-   records routed and counted, small leaves merged, so every block has at least k
-   records; strata are natural blocks;
-4. **run** every block on a worker with the registered method through the normal
-   engine (:mod:`core.cluster.blockrun`), measured with the whole table's parameters;
-5. **write** the release back in the input's row order, one part per input partition,
-   into a temporary folder;
+1. **read** the table (:mod:`core.cluster.partitioned`) and count every partition's
+   records (for a Parquet part, one column is read), which numbers the rows;
+2. **measure** it in one pass (:mod:`core.cluster.standardize`): the whole table's
+   means, standard deviations, categories, strata and SST, no missing value in a needed
+   column, and a sample of about 200,000 records chosen by a hash of the row number;
+3. **block** it (:mod:`core.cluster.blocking`): a tree built on the sample on the
+   client; every partition routes its records and cuts itself into one piece per
+   blocking key (:mod:`core.cluster.stages`); from the exact counts, small leaves are
+   merged, so every block has at least k records; strata are natural blocks;
+4. **run** every block as one task, largest first, fed by the pieces of the
+   partitions that hold its records (:mod:`core.cluster.blockrun`): the registered
+   method through the normal engine, measured with the whole table's parameters;
+5. **write** every input partition back from its released pieces, in row order, into
+   a temporary folder;
 6. **verify** the parts as written (:mod:`core.cluster.verify`): k-anonymity over the
    whole table, from the released values alone; IL = 100·SSE/SST over all blocks;
 7. only then the folder is **renamed** onto the output. A release that fails its
    guarantee raises :class:`~core.pipeline.GuaranteeNotMet` and leaves nothing.
 
-Block size, the trade-off. A record near a block's edge is grouped with neighbours from
-its own side only, so blocked MDAV loses more information than unblocked MDAV, and the
-share of records near an edge falls as blocks grow; MDAV's time per block grows faster
-than linearly (compiled, about 1 s for 50,000 records and 8 s for 100,000 on an idle
-core). Relative IL gap to unblocked MDAV (k = 5, 10 attributes, same standardization):
+Records travel between workers only as pieces (task results), never through the
+scheduler or the client, and are not shuffled by hash: a hash shuffle of a few blocks
+into as many partitions leaves some workers idle and others with several blocks.
 
-=================================  =======  ========  ========  =========  =========
-records, data                       N=5,000  N=20,000  N=50,000  N=100,000  N=200,000
-=================================  =======  ========  ========  =========  =========
-200,000, standard normal            +12.9 %   +7.5 %    +4.9 %    +2.4 %     —
-1,000,000, ``scale_dask`` records     —         —         —       +5.2 %     +3.4 %
-=================================  =======  ========  ========  =========  =========
+Block size, the trade-off. A record near a cut is grouped with neighbours from its own
+side only, so blocked MDAV loses more information than unblocked MDAV. With ten
+attributes a group of five reaches far across a block, so most records are "near" a
+cut, and the gap depends mostly on the number of cuts (blocks), little on their size.
+Relative IL gap to unblocked MDAV (k = 5), 1,000,000 × 10 ``scale_dask`` records
+(correlated, skewed; same standardization):
 
-(splitting at the median of the widest range instead of the largest variance changed
-nothing, ±0.1 %). The gap roughly falls by a third for every doubling of N while the
-time per block more than triples; 2 % on skewed, correlated data would take blocks of
-about 500,000. The default, :data:`DEFAULT_BLOCK_SIZE` = 100,000, keeps a
-10,000,000-record run within reach of two cores; ask for a larger N for a smaller gap.
-Blocks come out between N/√2 and √2·N records (:mod:`core.cluster.blocking`).
+==========================================  ========  =========  =========
+blocks                                      8 × 125k  5 × 200k   4 × 250k
+==========================================  ========  =========  =========
+cut one attribute at its median (paper)      +5.2 %    —          +3.4 %
+cut the first principal axis (here)          +2.9 %    +1.9 %     +1.4 %
+==========================================  ========  =========  =========
+
+(4 × 250k, median cuts: the former rule's blocks of up to √2·N for N = 200,000;
++1.4 %: the engine itself, the others the same cuts made on the whole table.) Cutting the principal axis halves the gap
+(:mod:`core.cluster.blocking`). MDAV's time per block grows as about N^1.5 (compiled,
+about 4 s for 100,000 × 10 and 16 s for 250,000 on an idle core), so the time per
+record grows as √N. The default, :data:`DEFAULT_BLOCK_SIZE` = 250,000, keeps the gap
+under 2 % at 1,000,000 records and a 10,000,000-record run (40 blocks) within ten
+minutes on two cores; a smaller N is faster and loses more. A repair that re-grouped
+the records of the groups nearest each cut, across it, and kept the new groups only
+where they lowered the SSE, never did: the records it frees are grouped one-sided
+again at the edges of the freed band.
 
 Methods whose guarantee is t-closeness are refused: closeness compares every class with
 the whole table's distribution of the confidential attribute, which a block does not
@@ -54,7 +67,8 @@ import pandas as pd
 
 from core.cluster.blocking import SUBS, build_tree, finish_blocking
 from core.cluster.blockrun import BlockJob, run_pieces, warm_up
-from core.cluster.partitioned import OutputFolder, output_format, read_partitioned
+from core.cluster.partitioned import (OutputFolder, output_format, read_error,
+                                      read_partitioned)
 from core.cluster.result import BlockedResult
 from core.cluster.session import open_session, wait
 from core.cluster.stages import (assemble_part, pieces_of, route, stratum_codes,
@@ -157,17 +171,23 @@ def anonymize_blocked(source, roles: RoleSpec, method: str = "mdav", *,
             frame = frame.persist()
         fmt = output_format(output, source_format=kind, given=output_format_) \
             if output is not None else None
-        head = _head(frame)
+        head = _head(frame, source)
         roles.validate(head)
         attribute_blocks = resolve_blocks(
             roles, parse_blocks(blocks) if isinstance(blocks, str) else blocks, spec)
         state.step(0.02, "measuring the whole table")
-        first_rows = _first_rows(session.client, frame, roles)
+        levels = resolve_levels(roles, head)
+        try:
+            first_rows = _first_rows(session.client, frame, roles)
+            measured = _survey(session.client, frame, roles, levels, first_rows, seed,
+                               source="the table" if kind == "memory" else str(source))
+        except MicroaggError:
+            raise
+        except (ValueError, TypeError, OSError) as error:
+            raise read_error(error, source) from None
         n = int(first_rows[-1])
         if n < k:
             raise MicroaggError(f"The table has {n} records, fewer than k = {k}.")
-        levels = resolve_levels(roles, head)
-        measured = _survey(session.client, frame, roles, levels, first_rows, seed)
         encoding = encoding_of(measured, roles, levels, head)
         keys, sizes = _strata(measured.strata, roles, k)
         job = BlockJob(method, roles, resolved, blocks, seed, encoding, session.stop_name)
@@ -247,11 +267,14 @@ def anonymize_blocked(source, roles: RoleSpec, method: str = "mdav", *,
         local_cluster=scheduler is None, seconds=time.perf_counter() - started)
 
 
-def _head(frame) -> pd.DataFrame:
+def _head(frame, source) -> pd.DataFrame:
     """The first records (from the first partitions only; a short one is no error)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return frame.head(_HEAD, npartitions=min(frame.npartitions, 4))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return frame.head(_HEAD, npartitions=min(frame.npartitions, 4))
+    except (ValueError, TypeError, OSError) as error:
+        raise read_error(error, source) from None
 
 
 def _first_rows(client, frame, roles: RoleSpec) -> np.ndarray:
@@ -262,7 +285,7 @@ def _first_rows(client, frame, roles: RoleSpec) -> np.ndarray:
     return np.r_[0, np.cumsum(lengths)].astype(np.int64)
 
 
-def _survey(client, frame, roles: RoleSpec, levels, first_rows, seed: int):
+def _survey(client, frame, roles: RoleSpec, levels, first_rows, seed: int, *, source):
     """One pass over the table (:func:`core.cluster.standardize.survey`), merged."""
     from dask import delayed
     strata = list(roles.strata)
@@ -273,7 +296,7 @@ def _survey(client, frame, roles: RoleSpec, levels, first_rows, seed: int):
     rate = min(1.0, _SAMPLE / max(1, int(first_rows[-1])))
     futures = client.compute([
         delayed(survey_part)(part, first_row=int(first_rows[i]), rate=rate, seed=seed,
-                             **columns)
+                             source=source, **columns)
         for i, part in enumerate(frame[needed].to_delayed())])
     return merge(client.gather(futures))
 

@@ -23,6 +23,7 @@ every worker reaches (a shared drive, or an object store URL for the input).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -31,8 +32,8 @@ import pandas as pd
 
 from core.errors import MicroaggError
 
-__all__ = ["read_partitioned", "output_format", "OutputFolder", "PARQUET_SUFFIXES",
-           "CSV_SUFFIXES"]
+__all__ = ["read_partitioned", "read_error", "output_format", "OutputFolder",
+           "PARQUET_SUFFIXES", "CSV_SUFFIXES"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 CSV_SUFFIXES = (".csv", ".tsv", ".txt")
@@ -79,6 +80,27 @@ def read_partitioned(source, *, n_partitions: int | None = None):
     except (OSError, ValueError, TypeError) as error:
         raise MicroaggError(f"Cannot read '{path}': {str(error).splitlines()[0]}") from None
     return frame, kind
+
+
+def read_error(error: Exception, source) -> MicroaggError:
+    """A clear message for an error raised while the workers read ``source``'s parts
+    (a later part's column that does not parse like the first rows, an unreadable
+    file)."""
+    text = str(error)
+    where = "the table" if isinstance(source, pd.DataFrame) else f"'{source}'"
+    if text.startswith("Mismatched dtypes"):
+        rows = re.findall(r"^\| (\S+)\s*\| (\S+)\s*\| (\S+)\s*\|$", text, re.M)[1:]
+        values = re.findall(r"could not convert string to float: ('.*?')", text)
+        if rows:
+            column, found, expected = rows[0]
+            value = f" (such as {values[0]})" if values else ""
+            return MicroaggError(
+                f"Cannot read {where}: column '{column}' holds {found} values{value} in a "
+                f"later part where the first rows hold {expected}. Correct or remove "
+                "those values, or declare the column's level (ordinal or nominal) to "
+                "treat it as categories.")
+    first = text.splitlines()[0] if text else type(error).__name__
+    return MicroaggError(f"Cannot read {where}: {first}")
 
 
 def _kind(path: Path) -> str | None:

@@ -52,11 +52,32 @@ def sampled(rows: np.ndarray, rate: float, seed: int) -> np.ndarray:
     return deal_hash(mixed) < rate * float(1 << 31)
 
 
-def survey_part(part: pd.DataFrame, *, first_row: int, rate: float, seed: int, **columns):
+def survey_part(part: pd.DataFrame, *, first_row: int, rate: float, seed: int,
+                source: str, **columns):
     """:func:`core.cluster.standardize.survey` of a partition whose first row is
-    ``first_row``, sampling at ``rate``."""
+    ``first_row``, sampling at ``rate``.
+
+    Raises
+    ------
+    MicroaggError
+        A numeric quasi-identifier holds text (the message names the column, the row
+        and ``source``).
+    """
     rows = first_row + np.arange(len(part), dtype=np.int64)
-    return survey(part.reset_index(drop=True), chosen=sampled(rows, rate, seed), **columns)
+    part = part.reset_index(drop=True)
+    try:
+        return survey(part, chosen=sampled(rows, rate, seed), **columns)
+    except (ValueError, TypeError):
+        for column in columns["numeric"]:
+            numbers = pd.to_numeric(part[column], errors="coerce")
+            bad = np.flatnonzero(numbers.isna().to_numpy() & part[column].notna().to_numpy())
+            if bad.size:
+                raise MicroaggError(
+                    f"Column '{column}' of '{source}' holds {part[column].iloc[bad[0]]!r} "
+                    f"at data row {first_row + bad[0] + 1:,}, where the first rows hold "
+                    "numbers. Correct or remove that value, or declare the column's "
+                    "level (ordinal or nominal) to treat it as categories.") from None
+        raise
 
 
 def route(part: pd.DataFrame, *, number: int, first_row: int, encoding, tree, keys,
