@@ -60,6 +60,25 @@ def test_two_rows_and_a_constant_column():
     _same(X, 4)
 
 
+@pytest.mark.parametrize("scale", [1e-40, 1e-7, 3e38, 1e150])
+def test_values_float32_boxes_cannot_hold_exactly(scale):
+    """Box corners are float32 rounded outwards: values between float32 steps, below
+    its smallest normal or beyond its largest still sit inside their boxes."""
+    rng = np.random.default_rng(int(np.log10(scale)) + 50)
+    X = (rng.normal(size=(700, 3)) + 1 / 3) * scale
+    X[::7, 1] = X[0, 1] * (1 + 1e-12)  # near-ties closer than a float32 step
+    _same(X, 4)
+
+
+def test_rows_closer_together_than_a_float32_step():
+    """Whole leaves fit between two float32 values: only outward rounding keeps each
+    row inside its box, and a box bound then never exceeds a row's own distance."""
+    rng = np.random.default_rng(11)
+    steps = rng.permutation(3000).astype(float)
+    X = np.column_stack([1.0 + steps * 2.0 ** -30, 1.0 + steps[::-1] * 2.0 ** -31])
+    _same(X, 3)
+
+
 def test_symmetric_points_around_the_centroid():
     square = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
     X = np.concatenate([square * r for r in (1.0, 2.0, 3.0, 4.0, 5.0)] * 6)

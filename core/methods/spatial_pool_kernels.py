@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from core.compiled import kernel
-from core.methods.spatial_index import _insert, _leaf_distances, _min_box2, _refresh
+from core.methods.spatial_index import (_insert, _leaf_distances, _min_box2, _push_children,
+                                        _refresh)
 
 __all__ = ["find_live", "remove_records", "nearest_live", "nearest_by_group"]
 
@@ -161,17 +162,7 @@ def _nearest(q, m, blocked, nxt, first_leaf, start, stop, head, end, members, Q,
                     size = _offer_row(s + i, buffer[i], m, blocked, nxt, head, end, members,
                                       cand_d2, cand_id, size, bound)
             continue
-        a, b = 2 * node + 1, 2 * node + 2
-        da = _min_box2(lo, hi, a, q) if cnt[a] else np.inf
-        db = _min_box2(lo, hi, b, q) if cnt[b] else np.inf
-        if da > db:
-            a, b, da, db = b, a, db, da
-        if cnt[b]:
-            stack[depth], stack_d2[depth] = b, db
-            depth += 1
-        if cnt[a]:
-            stack[depth], stack_d2[depth] = a, da
-            depth += 1
+        depth = _push_children(node, q, lo, hi, cnt, stack, stack_d2, depth)
     return _finish(cand_d2, cand_id, size, m)
 
 
@@ -258,17 +249,7 @@ def _nearest_by_group(q, want, group_of, nxt, first_leaf, start, stop, head, end
                             _worst_pair(want, filled, best_d2, best_id, bound)
                     slot = _find(nxt, slot + 1)
             continue
-        a, b = 2 * node + 1, 2 * node + 2
-        da = _min_box2(lo, hi, a, q) if cnt[a] else np.inf
-        db = _min_box2(lo, hi, b, q) if cnt[b] else np.inf
-        if da > db:
-            a, b, da, db = b, a, db, da
-        if cnt[b]:
-            stack[depth], stack_d2[depth] = b, db
-            depth += 1
-        if cnt[a]:
-            stack[depth], stack_d2[depth] = a, da
-            depth += 1
+        depth = _push_children(node, q, lo, hi, cnt, stack, stack_d2, depth)
 
 
 for _name in ("_find", "_remove", "_after", "_select_pairs", "_shrink", "_finish",
