@@ -2,12 +2,12 @@
 
 Each family's time is ``constant × cost(n, d, k, ...)`` plus the shared steps of every
 run (aggregation, measures, verification), modelled as ``n · log2 n · d``. With the
-compiled kernels, MDAV, CBFS, TFRP and tc-merge search a spatial index ("indexed":
-about n·√n·d/√k); without numba the numpy references scan every record per group
-("quadratic"). The constants were measured on a two-core machine with
-``benchmarks/bench_estimate.py`` and ``benchmarks/bench_scale.py`` (random normal data);
-the estimate is meant to tell seconds from minutes
-from hours, not to be exact, so it is shown as a range.
+compiled kernels, MDAV, CBFS, TFRP, tc-merge, tc-kfirst and tc-tfirst search a spatial
+index ("indexed": about n·√n·d/√k); without numba the numpy references scan every
+record per group ("quadratic"). The constants were measured on a two-core machine with
+``benchmarks/bench_estimate.py`` and ``benchmarks/bench_scale.py`` (random normal
+data); the estimate is meant to tell seconds from minutes from hours, not to be exact,
+so it is shown as a range.
 
 Examples
 --------
@@ -45,8 +45,8 @@ FAMILIES: dict[str, tuple[str, float]] = {
     "pcp": ("sorted", 8.0e-9),
     "zscores": ("sorted", 6.0e-9),
     "tc-merge": ("indexed", 4.0e-8),
-    "tc-kfirst": ("quadratic", 9.0e-9),
-    "tc-tfirst": ("quadratic", 1.9e-8),
+    "tc-kfirst": ("indexed", 6.2e-8),
+    "tc-tfirst": ("indexed", 5.6e-8),
     "tc-bucket": ("quadratic", 2.1e-8),
     "mic1d": ("values", 1.0e-7),
 }
@@ -55,6 +55,7 @@ FAMILIES: dict[str, tuple[str, float]] = {
 REFERENCE_FAMILIES: dict[str, tuple[str, float]] = {
     **FAMILIES,
     "mdav": ("quadratic", 8.5e-9), "cbfs": ("quadratic", 8.5e-9),
+    "tc-tfirst": ("quadratic", 1.9e-8),
     "tfrp": ("quadratic", 8.5e-9), "vmdav": ("quadratic", 2.5e-8),
     "optimal-univariate": ("sorted", 4.4e-7), "individual-ranking": ("sorted", 4.4e-7),
     "pcp": ("sorted", 2.0e-8), "zscores": ("sorted", 2.0e-8),
