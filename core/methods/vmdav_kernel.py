@@ -17,13 +17,17 @@ The k−1 nearest to e
 Extension (e_min, d_in, d_out)
     Every unassigned r has to_group(r) ≤ D[r], since e is a member; with B the smallest
     D, the triangle inequality |r − e| ≤ |r − m| + |m − e| limits the records that can
-    be within the tie tolerance of the group's nearest to a ball around e, and
-    |r − m| ≥ ||r − e| − |m − e|| skips most of those. Their exact distances to the
-    members give e_min and d_in. d_out is first bounded by e_min's distance to another
-    record of that ball; only when that bound does not already stop the group is the
-    exact d_out found, again among the records the triangle inequality leaves. Bounds
-    prune with a margin of 1e−9 relative (rounding is about 1e−15), so the exact
-    decisions are the reference's.
+    be within the tie tolerance of the group's nearest to a ball around e (a few
+    hundred records of 10-d standard-normal data, found by a branch-free sweep of D).
+    The ball's records are gathered into a small column-wise block first (they lie
+    scattered in memory, and independent loads overlap), then measured against every
+    member column by column, in the fixed form: e_min and d_in. d_out is first bounded
+    by e_min's distance to another record of that ball; only when that bound does not
+    already stop the group is the exact d_out found, among the records the triangle
+    inequality leaves (partial sums that already exceed the best so far are cut short:
+    sums of non-negative terms never decrease, so the cut is exact). Bounds prune with
+    a margin of 1e−9 relative (rounding is about 1e−15), so the exact decisions are the
+    reference's.
 
 The unassigned records sit column by column in a buffer in input order, compacted once
 at most half of it is unassigned. The kernel forms groups until about ``_BUDGET``
@@ -129,8 +133,46 @@ def _widen(radius2):
 
 
 @kernel
-def _extend(X, columns, ids, alive, length, D, near, near_d2, listed, members, rho, size,
-            largest, count, gamma, tie_factor, scratch_ids, scratch_d2):
+def _distance_below(X, a, b, ceiling):
+    """``_distance(X, a, b)``, or a partial sum of it once that exceeds ``ceiling``.
+
+    Partial sums of non-negative terms never decrease, even rounded, so a value above
+    the ceiling proves the full sum is above it; at or below it, the value is exact.
+    """
+    acc = 0.0
+    for j in range(X.shape[1]):
+        diff = X[a, j] - X[b, j]
+        acc += diff * diff
+        if acc > ceiling:
+            return acc
+    return acc
+
+
+@kernel
+def _gather(X, ids, ball, inside, points):
+    """``points[j, f]``: attribute j of the ball's row f (one independent load each)."""
+    for f in range(inside):
+        row = ids[ball[f]]
+        for j in range(X.shape[1]):
+            points[j, f] = X[row, j]
+
+
+@kernel
+def _from_point(X, record, points, inside, out):
+    """``out[f]`` = ``_distance(X, record, row f)``, the columns summed in order."""
+    for f in range(inside):
+        out[f] = 0.0
+    for j in range(points.shape[0]):
+        xj = X[record, j]
+        column = points[j]
+        for f in range(inside):
+            diff = xj - column[f]
+            out[f] += diff * diff
+
+
+@kernel
+def _extend(X, ids, alive, length, D, near, near_d2, listed, members, rho, size, largest,
+            count, gamma, tie_factor, ball, points, to_group, scratch):
     """Step 2b for one group; D holds the squared distances of the buffer rows from e,
     ``near[:listed]`` the positions of e's nearest (ascending, ties in input order).
 
@@ -154,54 +196,76 @@ def _extend(X, columns, ids, alive, length, D, near, near_d2, listed, members, r
         reach = max(reach, rho[i])
     # |x_r − e| <= |x_r − m| + |m − e|: only rows this close to e can be that close.
     best = B
-    for f in range(listed):  # e's nearest first: a small best early narrows the ball
+    for f in range(listed):  # e's nearest first: a small best narrows the ball
         if alive[near[f]]:
             for m in range(size):
                 best = min(best, _distance(X, members[m], ids[near[f]]))
     limit = _widen((reach + np.sqrt(_widen(best * tie_factor))) ** 2)
-    found = 0
-    for i in range(length):
-        if not alive[i] or D[i] > limit:
-            continue
-        rho_r = np.sqrt(D[i])
-        lower = np.inf
-        for m in range(size):
-            lower = min(lower, abs(rho_r - rho[m]))
-        # The difference of two rounded distances: allow their absolute rounding.
-        lower = max(lower - 1e-9 * (rho_r + reach), 0.0)
-        if lower * lower > _widen(best * tie_factor):
-            continue
-        to_group = np.inf
-        for m in range(size):
-            to_group = min(to_group, _distance(X, members[m], ids[i]))
-        scratch_ids[found] = i
-        scratch_d2[found] = to_group
-        found += 1
-        if to_group < best:  # a closer record narrows the ball for the rows after it
-            best = to_group
-            limit = _widen((reach + np.sqrt(_widen(best * tie_factor))) ** 2)
-    e_min = -1
-    for f in range(found):
-        i = scratch_ids[f]
-        if scratch_d2[f] <= best * tie_factor and (e_min < 0 or ids[i] < ids[e_min]):
-            e_min = i
-            d_in2 = scratch_d2[f]
+    inside = 0
+    for i in range(length):  # without branches: most rows are outside
+        ball[inside] = i
+        inside += (D[i] <= limit) & alive[i]
+    # The ball's rows lie scattered in memory: gather them, then measure them column
+    # by column against every member (the same sums as _distance).
+    _gather(X, ids, ball, inside, points)
+    for f in range(inside):
+        to_group[f] = np.inf
+    for m in range(size):
+        _from_point(X, members[m], points, inside, scratch)
+        for f in range(inside):
+            to_group[f] = min(to_group[f], scratch[f])
+    for f in range(inside):
+        best = min(best, to_group[f])
+    at = -1  # e_min: the first in input order within the tie tolerance of the best
+    for f in range(inside):
+        if to_group[f] <= best * tie_factor and (at < 0 or ids[ball[f]] < ids[ball[at]]):
+            at = f
+    e_min = ball[at]
+    d_in2 = to_group[at]
+    work = length + inside * (size + 1)
     # d_out² is at most the distance to any other unassigned record; when even that
     # bound fails the rule, the exact d_out fails it too.
+    _from_point(X, ids[e_min], points, inside, scratch)
     bound = np.inf
-    for f in range(found):
-        if scratch_ids[f] != e_min:
-            bound = min(bound, _distance(X, ids[e_min], ids[scratch_ids[f]]))
+    for f in range(inside):
+        if f != at:
+            bound = min(bound, scratch[f])
     if not np.sqrt(d_in2) < gamma * np.sqrt(bound):
-        return -1, length + found * size
+        return -1, work
     limit = _widen((np.sqrt(D[e_min]) + np.sqrt(bound)) ** 2)
     d_out2 = np.inf
     for i in range(length):
         if alive[i] and i != e_min and D[i] <= limit:
-            d_out2 = min(d_out2, _distance(X, ids[e_min], ids[i]))
+            d_out2 = min(d_out2, _distance_below(X, ids[e_min], ids[i], d_out2))
     if not np.sqrt(d_in2) < gamma * np.sqrt(d_out2):
-        return -1, 2 * length + found * size
-    return e_min, 2 * length + found * size
+        return -1, work + length
+    return e_min, work + length
+
+
+@kernel
+def _scan(columns, q, alive, pe, length, D, near, near_d2, keep):
+    """D, the squared distances from e = ``q`` (at buffer position ``pe``), and e's
+    ``keep`` nearest unassigned rows, ascending, ties in input order; returns how many.
+    """
+    _pass(columns, q, D, length)
+    found = 0
+    gate = np.inf  # a row at or above it is not kept: one comparison for most rows
+    for i in range(length):  # input order: an equal distance never displaces
+        d2 = D[i]
+        if d2 >= gate or not alive[i] or i == pe:
+            continue
+        slot = found if found < keep else keep - 1
+        while slot > 0 and near_d2[slot - 1] > d2:
+            near_d2[slot] = near_d2[slot - 1]
+            near[slot] = near[slot - 1]
+            slot -= 1
+        near_d2[slot] = d2
+        near[slot] = i
+        if found < keep:
+            found += 1
+        if found == keep:
+            gate = near_d2[keep - 1]
+    return found
 
 
 @kernel
@@ -223,8 +287,10 @@ def _form_groups(X, columns, ids, alive, length, where, labels, order, negated, 
     keep = 2 * k - 1  # e's k−1 nearest, then k more: the bound B of the extension step
     near = np.empty(keep + 1, np.int64)
     near_d2 = np.empty(keep + 1)
-    scratch_ids = np.empty(length, np.int64)
-    scratch_d2 = np.empty(length)
+    ball = np.empty(length, np.int64)
+    points = np.empty((X.shape[1], length))
+    to_group = np.empty(length)
+    scratch = np.empty(length)
     while count >= k and work < budget:
         p = cursor[0]
         while labels[order[p]] >= 0:
@@ -234,24 +300,8 @@ def _form_groups(X, columns, ids, alive, length, where, labels, order, negated, 
         last = np.searchsorted(negated, -threshold, side="right")
         e = _segment_min(segment, size, p, last)
         pe = where[e]
-        _pass(columns, X[e], D, length)
+        found = _scan(columns, X[e], alive, pe, length, D, near, near_d2, keep)
         work += length
-        found = 0
-        for i in range(length):  # input order: an equal distance never displaces
-            if not alive[i] or i == pe:
-                continue
-            d2 = D[i]
-            if found == keep and d2 >= near_d2[keep - 1]:
-                continue
-            slot = found if found < keep else keep - 1
-            while slot > 0 and near_d2[slot - 1] > d2:
-                near_d2[slot] = near_d2[slot - 1]
-                near[slot] = near[slot - 1]
-                slot -= 1
-            near_d2[slot] = d2
-            near[slot] = i
-            if found < keep:
-                found += 1
         chosen = min(found, k - 1)
         for f in range(k):
             i = near[f] if f < chosen else pe
@@ -264,9 +314,9 @@ def _form_groups(X, columns, ids, alive, length, where, labels, order, negated, 
         count -= k
         members_n = k
         while gamma > 0:
-            i, spent = _extend(X, columns, ids, alive, length, D, near, near_d2, found,
-                               members, rho, members_n, largest, count, gamma, tie_factor,
-                               scratch_ids, scratch_d2)
+            i, spent = _extend(X, ids, alive, length, D, near, near_d2, found, members,
+                               rho, members_n, largest, count, gamma, tie_factor, ball,
+                               points, to_group, scratch)
             work += spent
             if i < 0:
                 break
