@@ -126,3 +126,14 @@ def test_text_in_a_numeric_part_is_named(scheduler, tmp_path):
         anonymize_blocked(str(source), RoleSpec(quasi_identifiers=QI), "mdav", k=3,
                           block_size=200, output=str(tmp_path / "out"), scheduler=scheduler)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_stratum_the_sample_barely_saw_is_one_block():
+    X = correlated(3000, seed=5)
+    strata = np.zeros(3000, dtype=np.int64)
+    strata[:2] = 1  # two sample points stand for a stratum of 40 records, one for 30,
+    strata[2] = 2  # and none for a stratum of 25
+    tree = build_tree(X, strata, np.array([100_000, 40, 30, 25]), block_size=50_000)
+    assert tree.n_leaves == 2 + 1 + 1 + 1
+    leaves = tree.leaf_of(X[:4], np.array([1, 1, 2, 3]))
+    assert leaves[0] == leaves[1] and len(set(leaves.tolist())) == 3

@@ -191,8 +191,9 @@ def build_tree(X: np.ndarray, strata: np.ndarray, stratum_sizes: np.ndarray, *,
         stack = [(root, points)]
         while stack:
             node, members = stack.pop()
-            blocks = math.ceil(members.size * weight / (block_size * _SLACK))
-            if blocks <= 1 or members.size < 2:
+            blocks = math.ceil(members.size * weight / (block_size * _SLACK)) \
+                if members.size >= 2 else 1  # a stratum the sample barely saw is one block
+            if blocks <= 1:
                 make_leaf(node, False)
                 continue
             split = _split(X[members], (blocks // 2) / blocks)

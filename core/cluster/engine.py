@@ -42,9 +42,9 @@ cut the first principal axis (here)          +2.9 %    +1.9 %     +1.4 %
 
 (4 × 250k, median cuts: the former rule's blocks of up to √2·N for N = 200,000;
 +1.4 %: the engine itself, the others the same cuts made on the whole table.) Cutting the principal axis halves the gap
-(:mod:`core.cluster.blocking`). MDAV's time per block grows as about N^1.5 (compiled,
-about 4 s for 100,000 × 10 and 16 s for 250,000 on an idle core), so the time per
-record grows as √N. The default, :data:`DEFAULT_BLOCK_SIZE` = 250,000, keeps the gap
+(:mod:`core.cluster.blocking`). MDAV's time per block grows as about N^1.5 (compiled:
+about 4 s for 100,000 × 10 on an idle core; 125,000 and 250,000 records measured 8 s
+and 22 s side by side on a busy one), so the time per record grows as √N. The default, :data:`DEFAULT_BLOCK_SIZE` = 250,000, keeps the gap
 under 2 % at 1,000,000 records and a 10,000,000-record run (40 blocks) within ten
 minutes on two cores; a smaller N is faster and loses more. A repair that re-grouped
 the records of the groups nearest each cut, across it, and kept the new groups only
