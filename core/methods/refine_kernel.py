@@ -1,9 +1,10 @@
 """The state of the compiled refinement and the arithmetic every step shares.
 
 :class:`State` holds the partition in flat arrays (a named tuple, so one argument
-carries it into every kernel): the records (``X``, centred, and its transpose ``XT``),
-each group's members as a linked list, its count, Σx, Σ|x|² and centroid, and each
-record's list of candidate groups (:mod:`core.methods.refine_nearest`).
+carries it into every kernel): the records (``X``, centred, and ``XT32``, its transpose
+in float32 for a fast first look), each group's members as a linked list, its count,
+Σx, Σ|x|² and centroid, and each record's list of candidate groups
+(:mod:`core.methods.refine_nearest`).
 
 The arithmetic is the fixed form of :mod:`core.methods.refine`: a distance sums
 ``(x_j − c_j)²`` over the attributes in order, with the centroid ``c = Σx / n``
@@ -22,19 +23,19 @@ from core.compiled import COMPILED, kernel
 
 __all__ = ["CANDIDATES", "State", "final_labels", "make_state", "reserve"]
 
-CANDIDATES = 24  # candidate groups listed per record
-EXTRAS = 32  # groups compared directly before their anchors are set
+CANDIDATES = 16  # candidate groups listed per record (16 bytes each)
+EXTRAS = 32  # groups compared directly before they are anchored
 # meta[...] slots (int64), fmeta[...] slots (float64)
 N_GROUPS, N_LIVE, N_EXTRAS, RECOMPUTES, SCANS = range(5)
-DRIFT, MARGIN = range(2)
+DRIFT, MARGIN, SLACK32 = range(3)
 # rint[i, ...] and gint[g, ...] columns: the members of a group as a linked list
 NXT, PRV, GROUP = range(3)
 HEAD, TAIL = range(2)
 
 State = namedtuple("State", [
-    "X", "XT", "sq", "rint", "gint", "count", "sumsq", "sums", "cent", "centT",
+    "X", "XT32", "sq", "rint", "gint", "count", "sumsq", "sums", "cent", "centT",
     "anchor", "rho", "extra", "extras", "version", "meta", "fmeta", "cand_g", "cand_d",
-    "cand_v", "n_cand", "beta", "acc",
+    "cand_v", "n_cand", "beta", "acc", "acc32",
 ])
 
 
@@ -46,27 +47,30 @@ jit = kernel if COMPILED else _plain
 
 
 def make_state(Xc: np.ndarray, sq: np.ndarray, labels: np.ndarray, *, drift: float,
-               margin: float, candidates: int = CANDIDATES) -> State:
+               margin: float, candidates: int = CANDIDATES, extras: int = EXTRAS) -> State:
     """The partition ``labels`` of centred ``Xc`` (``sq`` its rows' squared norms);
-    ``candidates`` groups listed per record (fewer in tests, to exercise the bounds)."""
+    ``candidates`` groups listed per record (fewer in tests, to exercise the bounds),
+    ``extras`` groups compared directly before they are anchored."""
     n, d = Xc.shape
     n_groups = int(labels.max()) + 1
     capacity = n_groups + 16
     state = State(
-        X=Xc, XT=np.ascontiguousarray(Xc.T), sq=sq,
+        X=Xc, XT32=np.ascontiguousarray(Xc.T, dtype=np.float32), sq=sq,
         rint=np.full((n, 3), -1, dtype=np.int64),
         gint=np.full((capacity, 2), -1, dtype=np.int64),
         count=np.zeros(capacity), sumsq=np.zeros(capacity), sums=np.zeros((capacity, d)),
         cent=np.zeros((capacity, d)), centT=np.zeros((d, capacity)),
         anchor=np.zeros((capacity, d)), rho=np.zeros(capacity),
         extra=np.zeros(capacity, dtype=np.int64),
-        extras=np.zeros(EXTRAS + 1, dtype=np.int64),
-        version=np.zeros(capacity, dtype=np.int64),
-        meta=np.zeros(5, dtype=np.int64), fmeta=np.array([drift, margin]),
-        cand_g=np.zeros((n, candidates), dtype=np.int64),
-        cand_d=np.zeros((n, candidates)), cand_v=np.zeros((n, candidates), dtype=np.int64),
+        extras=np.zeros(extras, dtype=np.int64),
+        version=np.zeros(capacity, dtype=np.int32),
+        meta=np.zeros(5, dtype=np.int64),
+        # float32 squared distances err by far less than SLACK32 (~1e−4·d·max|x|²)
+        fmeta=np.array([drift, margin, 1e-4 * d * max(float(sq.max(initial=0.0)), 1e-300)]),
+        cand_g=np.zeros((n, candidates), dtype=np.int32),
+        cand_d=np.zeros((n, candidates)), cand_v=np.zeros((n, candidates), dtype=np.int32),
         n_cand=np.zeros(n, dtype=np.int64), beta=np.full(n, -np.inf),
-        acc=np.zeros(max(n, capacity)),
+        acc=np.zeros(max(n, capacity)), acc32=np.zeros(max(n, capacity), dtype=np.float32),
     )
     _init(state, labels.astype(np.int64), n_groups)
     return state
@@ -89,8 +93,9 @@ def reserve(state: State, extra: int) -> State:
         grown[name] = new
     centT = np.zeros((state.X.shape[1], capacity))
     centT[:, :len(state.count)] = state.centT
-    acc = np.zeros(max(len(state.X), capacity))
-    return state._replace(centT=centT, acc=acc, **grown)
+    size = max(len(state.X), capacity)
+    return state._replace(centT=centT, acc=np.zeros(size),
+                          acc32=np.zeros(size, dtype=np.float32), **grown)
 
 
 @jit

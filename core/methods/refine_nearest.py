@@ -1,27 +1,33 @@
 """The exact nearest group of a record in the compiled refinement: candidate lists.
 
 Refinement asks, again and again, for the group whose centroid is nearest to a record
-(its own group excluded). On standard-normal data in ten dimensions a nearest centroid
+(its own group excluded). On standard-normal data in ten dimensions the nearest centroid
 lies about as far away as the data's spread, so a spatial tree over the centroids prunes
-little; and only a few groups change between two questions about the same record. So
-each record keeps a short list instead:
+little (a KD-tree search there costs about as much as comparing all groups); but only a
+few groups change between two questions about the same record. So each record keeps a
+short list:
 
 candidates
-    Up to ``CANDIDATES`` (:mod:`core.methods.refine_kernel`) groups, each with its squared distance and the version of the
-    group it was measured at. A group that changed since is measured again when asked.
+    Up to ``CANDIDATES`` (:mod:`core.methods.refine_kernel`) groups, each with its
+    squared distance and the version of the group it was measured at. A group that
+    changed since is measured again when asked.
 bound β
-    Every live group not listed has its *anchor* at least β from the record.
+    Every live group not listed, and not compared directly, has its *anchor* at least
+    β from the record.
 anchors
-    Each group has an anchor, a past position of its centroid, never more than the
-    drift δ from the centroid. When a group moves farther, or is formed, it is anchored
-    at its centroid again and every record whose β it now breaks lists it (one pass over
-    the records). So an unlisted group is at least β − δ from the record.
+    Each group has an anchor, a past position of its centroid, at most the drift δ
+    from its centroid. A group that moves farther, or is formed, is compared directly
+    with every record asked about (up to ``EXTRAS`` such groups); then all of them are
+    anchored at their centroids in one pass over the records, which lists each for
+    every record whose β it breaks (a float32 first look, then the exact distance).
+    So an unlisted group is at least β − δ from the record.
 
-Answer: the nearest listed group (ties to the lower id) is the nearest group if it is
-nearer than β − δ (less a rounding margin); otherwise the record is compared with every
-group, which also refills its list. Distances are computed in the one fixed form of
-:mod:`core.methods.refine_kernel`, so the answer is the brute-force answer bit for bit;
-the bounds only decide when to trust the list, with a margin far above their rounding.
+Answer: the nearest of the listed and directly compared groups (ties to the lower id) is
+the nearest group if it is nearer than β − δ (less a rounding margin); otherwise the
+record is compared with every group, which also refills its list. Distances are always
+computed in the one fixed form of :mod:`core.methods.refine_kernel`, so the answer is the
+brute-force answer bit for bit; the bounds only decide when to trust a list, with a
+margin far above their rounding.
 """
 
 from __future__ import annotations
@@ -30,12 +36,12 @@ import numpy as np
 
 from core.methods.refine_kernel import (
     DRIFT,
-    EXTRAS,
     MARGIN,
     N_EXTRAS,
     N_GROUPS,
     RECOMPUTES,
     SCANS,
+    SLACK32,
     centre,
     distance,
     distance_to,
@@ -63,7 +69,7 @@ def changed(s, g, formed):
         s.extra[g] = 1
         s.extras[s.meta[N_EXTRAS]] = g
         s.meta[N_EXTRAS] += 1
-        if s.meta[N_EXTRAS] > EXTRAS:
+        if s.meta[N_EXTRAS] == len(s.extras):  # sized in refine_kernel.make_state
             _anchor_extras(s)
 
 
@@ -85,22 +91,29 @@ def _anchor_extras(s):
     s.meta[N_EXTRAS] = 0
     s.meta[SCANS] += m
     n = s.X.shape[0]
+    c32 = np.empty(s.X.shape[1], dtype=np.float32)
     for first in range(0, n, _BLOCK):  # a block of records stays in the L1 cache
         width = min(_BLOCK, n - first)
-        acc = s.acc[:width]
+        acc = s.acc32[:width]
         for e in range(m):
             g = groups[e]
+            for j in range(s.X.shape[1]):
+                c32[j] = s.cent[g, j]
+            # In float32 first (twice the speed); the few records within the bound plus
+            # the rounding slack are measured exactly.
             acc[:] = 0.0
             for j in range(s.X.shape[1]):
-                c = s.cent[g, j]
-                row = s.XT[j, first:first + width]
+                c = c32[j]
+                row = s.XT32[j, first:first + width]
                 for t in range(width):
                     diff = row[t] - c
                     acc[t] += diff * diff
             for t in range(width):
                 bound = s.beta[first + t]
-                if bound > 0.0 and acc[t] < bound * bound:
-                    _list(s, first + t, g, acc[t])
+                if bound > 0.0 and acc[t] < bound * bound + s.fmeta[SLACK32]:
+                    exact = distance(s, first + t, g)
+                    if exact < bound * bound:
+                        _list(s, first + t, g, exact)
 
 
 @jit
