@@ -25,12 +25,20 @@ members (n × (k−1)) are stored: O(n·k + n·d) memory, never an n × n matrix
 uses the difference form instead of the totals form above because Q_T − |S_T|²/m
 loses digits to cancellation when the records sit far from the origin.
 
-Nearest neighbours come from a :class:`scipy.spatial.cKDTree` (exact, ``eps=0``) over
-the records still in T when it was last built; it is rebuilt whenever T has halved.
-A query asks for q neighbours and drops assigned ones; if that leaves the (k−1)-th
-nearest not strictly closer than the q-th returned point, the answer could lie outside
-the returned set, and the query is repeated with 2q. The answer is therefore the same
-as a full scan.
+Speed. Two things would make this O(n²): scanning all m candidates at every selection,
+and asking a k-d tree for the k−1 nearest of every rebuilt candidate while assigned
+records crowd the answers (:mod:`core.methods.gsms_reference`, the first implementation,
+does both and takes minutes at 100,000 records). Here the selection scans the
+candidates in decreasing distance of their mean to a snapshot of T's mean and stops by
+the triangle inequality (:mod:`core.methods.gsms_select`); the candidates to rebuild
+are found through each record's list of the owners whose candidate holds it; and on
+the compiled path the neighbours come from per-record lists of nearest records and a
+k-d tree that skips assigned records (:mod:`core.methods.gsms_neighbours`). Both give
+the reference's labels on every input: every decision is taken on the reference's
+own numbers, and bounds only skip what cannot change it.
+
+Nearest neighbours are those a full scan in :class:`scipy.spatial.cKDTree`'s
+distances gives (exact, ``eps=0``), ties to the record first in the input.
 
 Choices where the paper is silent or where this implementation differs:
 
@@ -56,7 +64,7 @@ Choices where the paper is silent or where this implementation differs:
   pass that tries to dissolve each group into its neighbours, Khomnotai et al. 2018
   "GSMS-NN2"); refinement is a separate step applied to any partition. The paper's
   per-record priority queues (sorted distance lists; Khomnotai et al. note their high
-  space cost) are replaced by the k-d tree queries above, which give the same
+  space cost) are replaced by k-d tree queries and short lists, which give the same
   candidates.
 
 Census (1080 × 13, all attributes z-scored with the population std, IL = 100·SSE/SST)
@@ -68,12 +76,15 @@ decimals: k = 3, 4, 5, 10, 20, 30 give 5.5636, 7.2538, 8.6856, 13.5485, 18.7922,
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial import cKDTree
 
+from core.compiled import COMPILED
 from core.data.prepare import check_group_size
+from core.methods.gsms_neighbours import ListedNeighbours, TreeNeighbours
+from core.methods.gsms_reference import gsms_reference
+from core.methods.gsms_select import FarthestCandidate
 from core.progress import TaskState
 
-__all__ = ["gsms"]
+__all__ = ["gsms", "gsms_reference"]
 
 
 def gsms(X: np.ndarray, *, k: int, state: TaskState | None = None) -> np.ndarray:
@@ -86,13 +97,15 @@ def gsms(X: np.ndarray, *, k: int, state: TaskState | None = None) -> np.ndarray
     k : int
         Minimum group size, ``1 <= k <= n_records``.
     state : TaskState, optional
-        Receives progress once per group and may cancel the run.
+        Receives progress once per group (and while the nearest records are listed)
+        and may cancel the run.
 
     Returns
     -------
     labels : ndarray of shape (n_records,), int64
         Group id of every record, 0 .. n_groups−1 in the order the groups were
-        selected. There are ``n_records // k`` groups.
+        selected. There are ``n_records // k`` groups. The same as
+        :func:`gsms_reference` gives.
 
     References
     ----------
@@ -110,27 +123,34 @@ def gsms(X: np.ndarray, *, k: int, state: TaskState | None = None) -> np.ndarray
     n = len(X)
     check_group_size(n, k)
     state = state or TaskState()
-    return _Selection(np.ascontiguousarray(X, dtype=np.float64), k, state).run()
+    return _Selection(np.ascontiguousarray(X, dtype=np.float64), k, state, COMPILED).run()
 
 
 class _Selection:
-    """The state of one GSMS run: T, every owner's candidate, the k-d tree."""
+    """One GSMS run: T, every owner's candidate, and who holds whom."""
 
-    def __init__(self, X: np.ndarray, k: int, state: TaskState):
+    def __init__(self, X: np.ndarray, k: int, state: TaskState, compiled: bool):
         self.X, self.k, self.state = X, k, state
-        self.n = len(X)
-        self.labels = np.full(self.n, -1, dtype=np.int64)
-        self.alive = np.ones(self.n, dtype=bool)
-        self.members = np.empty((self.n, max(k - 1, 0)), dtype=np.int64)
+        n = self.n = len(X)
+        self.need = max(k - 1, 0)
+        self.labels = np.full(n, -1, dtype=np.int64)
+        self.alive = np.ones(n, dtype=bool)
+        self.members = np.empty((n, self.need), dtype=np.int64)
         self.sums = np.empty_like(X)
-        self.m = self.n
-        self._build_tree()
-        # Owners in input order; compacted with the tree so a pass costs O(m·d).
-        self.owners = np.arange(self.n)
+        self.m = n
+        # The reference restarts T's total from the records whenever T has halved.
+        self.restart_at = n
         self.total = X.sum(axis=0)
         # Bound on the rounding error of one coordinate of mean(p) − mean(T).
         scale = float(np.abs(X).max()) if X.size else 0.0
-        self.slack = 4.0 * (k + 2) * np.finfo(np.float64).eps * scale * np.sqrt(X.shape[1])
+        slack = 4.0 * (k + 2) * np.finfo(np.float64).eps * scale * np.sqrt(X.shape[1])
+        self.select = FarthestCandidate(self.sums, self.alive, k, slack)
+        self.holders = [[] for _ in range(n)] if self.need else None
+        self.removed = np.zeros(n, dtype=bool)
+        self.neighbours = None
+        if self.need:
+            self.neighbours = (ListedNeighbours(X, self.alive, self.need, state)
+                               if compiled else TreeNeighbours(X, self.alive, state))
 
     def run(self) -> np.ndarray:
         n, k = self.n, self.k
@@ -138,7 +158,7 @@ class _Selection:
             self._update(np.arange(n))
         group = 0
         while self.m >= k:
-            owner = self._best_owner()
+            owner = self.select.best(self.total, self.m)
             chosen = np.concatenate(([owner], self.members[owner]))
             self.labels[chosen] = group
             group += 1
@@ -148,68 +168,47 @@ class _Selection:
             self.state.step((n - self.m) / n, f"GSMS: {group} groups formed")
             if self.m < k:
                 break
-            if self.m * 2 <= len(self.tree_index):
-                self._build_tree()
-                self.owners = self.owners[self.alive[self.owners]]
-                self.total = self.X[self.owners].sum(axis=0)  # resets accumulated rounding
-            owners = self.owners[self.alive[self.owners]]
-            stale = ~self.alive[self.members[owners]].all(axis=1)
-            self._update(owners[stale])
+            if self.m * 2 <= self.restart_at:
+                self.restart_at = self.m
+                self.total = self.X[np.flatnonzero(self.alive)].sum(axis=0)
+            if self.need:
+                self.neighbours.remove(chosen)
+                stale = self._holders_of(chosen)
+                self._update(stale)
+                self.select.changed(stale)
         self._assign_leftovers(group)
         return self.labels
 
-    def _build_tree(self) -> None:
-        self.tree_index = np.flatnonzero(self.alive)
-        self.tree = cKDTree(self.X[self.tree_index])
-
-    def _best_owner(self) -> int:
-        owners = self.owners
-        diff = self.sums[owners] * (1.0 / self.k) - self.total * (1.0 / self.m)
-        score = np.einsum("ij,ij->i", diff, diff)
-        score[~self.alive[owners]] = -np.inf
-        best = score.max()
-        # Scores equal up to rounding are ties (e.g. p and T \ p when m = 2k, whose
-        # costs are equal exactly); they go to the first owner in input order.
-        tied = score >= best - (2.0 * np.sqrt(best) * self.slack + self.slack ** 2)
-        return int(owners[np.argmax(tied)])
+    def _holders_of(self, chosen: np.ndarray) -> np.ndarray:
+        """Live owners whose candidate holds a chosen record, in input order."""
+        holders = []
+        for record in chosen.tolist():
+            holders.extend(self.holders[record])
+            self.holders[record] = []
+        if not holders:
+            return np.empty(0, dtype=np.int64)
+        owners = np.unique(np.array(holders, dtype=np.int64))
+        owners = owners[self.alive[owners]]
+        self.removed[chosen] = True
+        # A list may still name an owner whose candidate was rebuilt since.
+        stale = owners[self.removed[self.members[owners]].any(axis=1)]
+        self.removed[chosen] = False
+        return stale
 
     def _update(self, rows: np.ndarray) -> None:
         """Rebuild the candidates (members and sums) of the owners ``rows``."""
         if rows.size == 0:
             return
-        need = self.k - 1
-        if need:
-            self.members[rows] = self._nearest(rows, need)
-        # Sum the members in input order so equal member sets give equal sums.
+        if self.need:
+            members = self.neighbours.nearest(rows, self.need)
+            self.members[rows] = members
+            holders = self.holders
+            for owner, held in zip(rows.tolist(), members.tolist()):
+                for record in held:
+                    holders[record].append(owner)
+        # The reference's expression, on the same rows in the same order.
         everyone = np.sort(np.concatenate((rows[:, None], self.members[rows]), axis=1), axis=1)
         self.sums[rows] = self.X[everyone].sum(axis=1)
-
-    def _nearest(self, rows: np.ndarray, need: int) -> np.ndarray:
-        """The ``need`` nearest live records other than each row, (distance, index) order."""
-        out = np.empty((rows.size, need), dtype=np.int64)
-        size = len(self.tree_index)
-        # With nothing assigned yet, need + 1 points (the row itself included) usually
-        # suffice; later, the just-removed group sits among the rows' nearest points.
-        q = min(size, need + 1 if self.m == self.n else 2 * need + 2)
-        pending = np.arange(rows.size)
-        while pending.size:
-            distance, position = self.tree.query(self.X[rows[pending]], k=q)
-            distance = distance.reshape(len(pending), q)  # k=1 returns 1-d arrays
-            position = position.reshape(len(pending), q)
-            record = self.tree_index[position]
-            usable = self.alive[record] & (record != rows[pending, None])
-            keyed = np.where(usable, distance, np.inf)
-            order = np.lexsort((record, keyed), axis=-1)[:, :need]
-            chosen = np.take_along_axis(record, order, axis=1)
-            boundary = np.take_along_axis(keyed, order[:, -1:], axis=1)[:, 0]
-            # Complete if nothing outside the returned q can be as close as the boundary.
-            done = boundary < distance[:, -1] if q < size else np.isfinite(boundary)
-            out[pending[done]] = chosen[done]
-            pending = pending[~done]
-            if q == size and pending.size:
-                raise AssertionError("fewer live records than a candidate needs")
-            q = min(size, 2 * q)
-        return out
 
     def _assign_leftovers(self, n_groups: int) -> None:
         rest = np.flatnonzero(self.labels < 0)
