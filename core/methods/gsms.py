@@ -199,13 +199,16 @@ class _Selection:
         """Rebuild the candidates (members and sums) of the owners ``rows``."""
         if rows.size == 0:
             return
-        if self.need:
-            members = self.neighbours.nearest(rows, self.need)
-            self.members[rows] = members
+        for begin in range(0, rows.size if self.need else 0, 20_000):
+            part = rows[begin:begin + 20_000]
+            members = self.neighbours.nearest(part, self.need)
+            self.members[part] = members
             holders = self.holders
-            for owner, held in zip(rows.tolist(), members.tolist()):
+            for owner, held in zip(part.tolist(), members.tolist()):
                 for record in held:
                     holders[record].append(owner)
+            if rows.size > 20_000:  # the first candidates of a large file
+                self.state.step(0.0, f"GSMS: candidates of {begin + part.size:,} records")
         # The reference's expression, on the same rows in the same order.
         everyone = np.sort(np.concatenate((rows[:, None], self.members[rows]), axis=1), axis=1)
         self.sums[rows] = self.X[everyone].sum(axis=1)
