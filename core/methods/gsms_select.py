@@ -51,16 +51,23 @@ class FarthestCandidate:
         self.sorted_key = np.zeros(n, dtype=bool)  # key in the sorted list is current
         self.in_fresh = np.zeros(n, dtype=bool)
         self.fresh = np.empty(n, dtype=np.int64)
+        self.fresh_key = np.empty(n)
+        self.fresh_at = np.empty(n, dtype=np.int64)
         self.n_fresh = 0
         self.anchor = None
 
     def changed(self, rows: np.ndarray) -> None:
-        """The candidates of ``rows`` were rebuilt: scan them in full until re-sorted."""
+        """The candidates of ``rows`` were rebuilt: their κ is measured again and they
+        wait in a short list of their own until the next snapshot."""
         self.sorted_key[rows] = False
         new = rows[~self.in_fresh[rows]]
         self.in_fresh[new] = True
+        self.fresh_at[new] = np.arange(self.n_fresh, self.n_fresh + len(new))
         self.fresh[self.n_fresh:self.n_fresh + len(new)] = new
         self.n_fresh += len(new)
+        if self.anchor is not None:
+            diff = self.sums[rows] * (1.0 / self.k) - self.anchor
+            self.fresh_key[self.fresh_at[rows]] = np.sqrt(np.einsum("ij,ij->i", diff, diff))
 
     def scores(self, owners: np.ndarray, total: np.ndarray, m: int) -> np.ndarray:
         """The reference's scores |mean(p) − mean(T)|², the same expression."""
@@ -75,18 +82,32 @@ class FarthestCandidate:
         gap = centre - self.anchor
         drift = float(np.sqrt(np.dot(gap, gap)))
         fresh = self.fresh[:self.n_fresh]
-        fresh = fresh[self.alive[fresh]]
-        owners, scores = [fresh], [self.scores(fresh, total, m)]
-        best = scores[0].max() if fresh.size else -np.inf
-        self.work += fresh.size
+        keys = self.fresh_key[:self.n_fresh]
+        order = np.argsort(-keys)
+        self.work += self.n_fresh // 8 + 1
+        owners, scores = [], []
+        best = self._scan(fresh[order], keys[order], 0, self.in_fresh, drift, total, m,
+                          owners, scores, -np.inf)
         self._skip_head()
-        position, chunk = self.head, _FIRST_CHUNK
-        while position < len(self.order):
+        self._scan(self.order, self.keys, self.head, self.sorted_key, drift, total, m,
+                   owners, scores, best)
+        owners, scores = np.concatenate(owners), np.concatenate(scores)
+        best = scores.max()
+        # The reference's rule: scores equal up to rounding tie, the first owner wins.
+        tied = scores >= best - (2.0 * np.sqrt(best) * self.slack + self.slack ** 2)
+        return int(owners[tied].min())
+
+    def _scan(self, order, keys, position, current, drift, total, m, owners, scores, best):
+        """Score ``order[position:]`` (κ decreasing; entries whose ``current`` is false
+        are out of date) until no candidate left can reach the threshold; append to
+        ``owners``/``scores``, return the best score so far."""
+        chunk = _FIRST_CHUNK
+        while position < len(order):
             floor = self._floor(best)
-            if ((self.keys[position] + drift) * (1.0 + _MARGIN)) ** 2 < floor:
+            if ((keys[position] + drift) * (1.0 + _MARGIN)) ** 2 < floor:
                 break  # no candidate from here on can reach the threshold
-            part = self.order[position:position + chunk]
-            part = part[self.alive[part] & self.sorted_key[part]]
+            part = order[position:position + chunk]
+            part = part[self.alive[part] & current[part]]
             if part.size:
                 owners.append(part)
                 scores.append(self.scores(part, total, m))
@@ -94,11 +115,7 @@ class FarthestCandidate:
             self.work += chunk
             position += chunk
             chunk *= 2
-        owners, scores = np.concatenate(owners), np.concatenate(scores)
-        best = scores.max()
-        # The reference's rule: scores equal up to rounding tie, the first owner wins.
-        tied = scores >= best - (2.0 * np.sqrt(best) * self.slack + self.slack ** 2)
-        return int(owners[tied].min())
+        return best
 
     def _floor(self, best) -> float:
         """A lower bound of the tie threshold for any best score at least ``best``;
