@@ -50,24 +50,25 @@ class FarthestCandidate:
         n = len(sums)
         self.sorted_key = np.zeros(n, dtype=bool)  # key in the sorted list is current
         self.in_fresh = np.zeros(n, dtype=bool)
-        self.fresh = np.empty(n, dtype=np.int64)
-        self.fresh_key = np.empty(n)
-        self.fresh_at = np.empty(n, dtype=np.int64)
-        self.n_fresh = 0
+        self.fresh_owner = np.empty(0, dtype=np.int64)
+        self.fresh_negated = np.empty(0)  # −κ, ascending
         self.anchor = None
 
     def changed(self, rows: np.ndarray) -> None:
         """The candidates of ``rows`` were rebuilt: their κ is measured again and they
-        wait in a short list of their own until the next snapshot."""
+        join a short list of their own, kept sorted, until the next snapshot (an owner
+        rebuilt twice is listed twice; the older entry only costs a second score)."""
         self.sorted_key[rows] = False
-        new = rows[~self.in_fresh[rows]]
-        self.in_fresh[new] = True
-        self.fresh_at[new] = np.arange(self.n_fresh, self.n_fresh + len(new))
-        self.fresh[self.n_fresh:self.n_fresh + len(new)] = new
-        self.n_fresh += len(new)
-        if self.anchor is not None:
-            diff = self.sums[rows] * (1.0 / self.k) - self.anchor
-            self.fresh_key[self.fresh_at[rows]] = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        self.in_fresh[rows] = True
+        if self.anchor is None:
+            return
+        diff = self.sums[rows] * (1.0 / self.k) - self.anchor
+        negated = -np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        order = np.argsort(negated)  # equal insertion points keep the given order
+        negated, rows = negated[order], rows[order]
+        at = np.searchsorted(self.fresh_negated, negated)
+        self.fresh_negated = np.insert(self.fresh_negated, at, negated)
+        self.fresh_owner = np.insert(self.fresh_owner, at, rows)
 
     def scores(self, owners: np.ndarray, total: np.ndarray, m: int) -> np.ndarray:
         """The reference's scores |mean(p) − mean(T)|², the same expression."""
@@ -81,13 +82,10 @@ class FarthestCandidate:
             self._sort(centre)
         gap = centre - self.anchor
         drift = float(np.sqrt(np.dot(gap, gap)))
-        fresh = self.fresh[:self.n_fresh]
-        keys = self.fresh_key[:self.n_fresh]
-        order = np.argsort(-keys)
-        self.work += self.n_fresh // 8 + 1
+        self.work += len(self.fresh_owner) // 16 + 1  # the insertions copy the list
         owners, scores = [], []
-        best = self._scan(fresh[order], keys[order], 0, self.in_fresh, drift, total, m,
-                          owners, scores, -np.inf)
+        best = self._scan(self.fresh_owner, -self.fresh_negated, 0, self.in_fresh, drift,
+                          total, m, owners, scores, -np.inf)
         self._skip_head()
         self._scan(self.order, self.keys, self.head, self.sorted_key, drift, total, m,
                    owners, scores, best)
@@ -137,8 +135,9 @@ class FarthestCandidate:
         self.order, self.keys = owners[order], keys[order]
         self.sorted_key[:] = False
         self.sorted_key[owners] = True
-        self.in_fresh[self.fresh[:self.n_fresh]] = False
-        self.n_fresh = 0
+        self.in_fresh[self.fresh_owner] = False
+        self.fresh_owner = np.empty(0, dtype=np.int64)
+        self.fresh_negated = np.empty(0)
         self.anchor = centre.copy()
         self.head = 0
         self.work, self.budget = 0, _RESORT * len(owners)
