@@ -35,7 +35,10 @@ are found through each record's list of the owners whose candidate holds it; and
 the compiled path the neighbours come from per-record lists of nearest records and a
 k-d tree that skips assigned records (:mod:`core.methods.gsms_neighbours`). Both give
 the reference's labels on every input: every decision is taken on the reference's
-own numbers, and bounds only skip what cannot change it.
+own numbers, and bounds only skip what cannot change it. At 100,000 × 10 standard-normal
+records and k = 5 this takes about 16 s of CPU against about 230 s for the reference
+in the same run (``benchmarks/scale_gsms_vmdav.py``), two thirds of it making the first
+lists of nearest records (on a thread per core).
 
 Nearest neighbours are those a full scan in :class:`scipy.spatial.cKDTree`'s
 distances gives (exact, ``eps=0``), ties to the record first in the input.
