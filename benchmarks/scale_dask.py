@@ -134,7 +134,8 @@ def rows(quick: bool, *, sweep: bool = False, partitioned: int | None = None) ->
     out = _sweep_rows() if sweep else []
     n = 200_000 if quick else 1_000_000
     table, unblocked, unblocked_s = _unblocked(n)
-    out.append(_il_row(table, unblocked, unblocked_s, DEFAULT_BLOCK_SIZE))
+    # 200,000 records would be one block of the default size: --quick cuts four.
+    out.append(_il_row(table, unblocked, unblocked_s, 50_000 if quick else DEFAULT_BLOCK_SIZE))
     out.append(_partitioned_row(partitioned or (1_000_000 if quick else 10_000_000)))
     return out
 
