@@ -59,7 +59,8 @@ class ClusterBox(QGroupBox):
         self.block_spin.setSingleStep(1000)
         self.block_spin.setValue(DEFAULT_BLOCK_SIZE)
         self.block_spin.setAccessibleName("Records per block")
-        self.block_spin.setToolTip("About how many records each block holds (at least 2k). "
+        self.block_spin.setToolTip("At most about this many records per block (at least 2k); the "
+                                   "blocks come out nearly equal in size. "
                                    "Larger blocks lose less information and take longer.")
         note = QLabel(
             "Each block is microaggregated on its own, so groups never cross a block "

@@ -66,7 +66,13 @@ REFERENCE_FAMILIES: dict[str, tuple[str, float]] = {
 
 REFERENCE_SHARED = 1.5e-7
 
-_REFINE_FACTOR = {"none": 1.0, "tfrp2": 1.5, "igd": 3.0}
+REFINE: dict[str, float] = {"tfrp2": 3.8e-7, "igd": 9.5e-7}
+"""Seconds per ``n · log2 n · d`` of a refinement after the partition (compiled
+candidate lists; ``benchmarks/scale_refine.py``: 100,000 × 10, k = 5: TFRP2 about 6 s,
+IGD about 16 s CPU)."""
+
+REFERENCE_REFINE: dict[str, float] = {"tfrp2": 1.5e-5, "igd": 3.5e-5}
+"""The same with the numpy reference passes (about 10 minutes for IGD at 100,000)."""
 
 
 def family_of(method: str, scope: str = "multivariate") -> tuple[str, float]:
@@ -122,8 +128,8 @@ def estimate_seconds(method: str, n: int, d: int, *, scope: str = "multivariate"
     k = min(k, n)
     model, constant = family_of(method, scope)
     shared = SHARED if COMPILED else REFERENCE_SHARED
-    seconds = constant * _cost(model, n, d, k) + shared * n * math.log2(n) * d
-    return seconds * _REFINE_FACTOR.get(str(params.get("refine", "none")), 1.0)
+    refine = (REFINE if COMPILED else REFERENCE_REFINE).get(str(params.get("refine")), 0.0)
+    return constant * _cost(model, n, d, k) + (shared + refine) * n * math.log2(n) * d
 
 
 def format_range(seconds: float) -> str:

@@ -61,18 +61,18 @@ def test_two_rows_and_a_constant_column():
 
 
 @pytest.mark.parametrize("scale", [1e-40, 1e-7, 3e38, 1e150])
-def test_values_float32_boxes_cannot_hold_exactly(scale):
-    """Box corners are float32 rounded outwards: values between float32 steps, below
-    its smallest normal or beyond its largest still sit inside their boxes."""
+def test_extreme_scales_and_near_ties(scale):
+    """Tiny, huge and nearly equal values: the box bounds never prune a record that the
+    full scan would choose."""
     rng = np.random.default_rng(int(np.log10(scale)) + 50)
     X = (rng.normal(size=(700, 3)) + 1 / 3) * scale
     X[::7, 1] = X[0, 1] * (1 + 1e-12)  # near-ties closer than a float32 step
     _same(X, 4)
 
 
-def test_rows_closer_together_than_a_float32_step():
-    """Whole leaves fit between two float32 values: only outward rounding keeps each
-    row inside its box, and a box bound then never exceeds a row's own distance."""
+def test_rows_a_few_ulps_apart():
+    """Whole leaves within a few float32 steps (about 1e-9 apart): a box bound never
+    exceeds a row's own distance, so the index still finds the reference's records."""
     rng = np.random.default_rng(11)
     steps = rng.permutation(3000).astype(float)
     X = np.column_stack([1.0 + steps * 2.0 ** -30, 1.0 + steps[::-1] * 2.0 ** -31])

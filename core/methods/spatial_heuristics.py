@@ -192,7 +192,7 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
     for node in range(first_leaf, 2 * first_leaf + 1):
         leaf_of[start[node]:stop[node]] = node
     n_nodes = len(start)
-    lo, hi = np.zeros((n_nodes, d), np.float32), np.zeros((n_nodes, d), np.float32)
+    lo, hi = np.zeros((n_nodes, d)), np.zeros((n_nodes, d))
     cnt, top = np.zeros(n_nodes, dtype=np.int64), np.zeros(n_nodes)
     rho2, rho2_b = np.zeros(len(P)), np.zeros(len(P))
     shell, shell_b = np.zeros(len(P), dtype=np.int64), np.zeros(len(P), dtype=np.int64)

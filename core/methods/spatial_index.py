@@ -13,10 +13,7 @@ Distinct rows
 k-d tree
     The distinct rows are split at the median of their widest attribute down to leaves
     of about ``LEAF_SIZE`` rows. Every node keeps the box and the number of its live
-    rows; a row whose queue empties shrinks its leaf's box and those above it. Box
-    corners are float32, rounded outwards (the box still holds every row): a search
-    reads two boxes per node it opens, and at a million records half the bytes is
-    about a third less time. The m
+    rows; a row whose queue empties shrinks its leaf's box and those above it. The m
     nearest records come from a depth-first search that skips a node whose box is
     farther than the m-th best so far.
 Shell of an anchor
@@ -36,8 +33,7 @@ Farthest from a record r
 Exactness. Every answer is chosen on exact squared distances in the one floating-point
 form the reference uses (:func:`core.methods.pool.squared_distances`: columns summed in
 order), and ties go to the record first in the input. A box bound prunes only when it
-is strictly worse than the best so far: every row lies inside its box (the float32
-corners are rounded outwards), and the rounded box distance is monotone in the
+is strictly worse than the best so far: the rounded box distance is monotone in the
 coordinates, so it never passes a record's own rounded distance. The shell and reflection
 bounds come from identities that rounding can break by about 1e−15 of the magnitudes
 involved, so they prune only with a margin of 1e−10 of those magnitudes. The answers are
@@ -154,22 +150,6 @@ def _split_level(P, perm, start, stop, first, last):
         start[2 * node + 2], stop[2 * node + 2] = mid, e
 
 
-def _down(value):
-    """The largest float32 at or below ``value`` (box corners are stored in float32)."""
-    low = np.float32(value)
-    if low > value:
-        low = np.nextafter(low, np.float32(-np.inf))
-    return low
-
-
-def _up(value):
-    """The smallest float32 at or above ``value``."""
-    high = np.float32(value)
-    if high < value:
-        high = np.nextafter(high, np.float32(np.inf))
-    return high
-
-
 def _refresh_node(node, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top):
     """Recompute one node's live count, box and largest ρ² (from its rows or children)."""
     d = P.shape[1]
@@ -178,11 +158,11 @@ def _refresh_node(node, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt
         for t in range(start[node], stop[node]):
             if head[t] < end[t]:
                 for j in range(d):
-                    low, high = _down(P[t, j]), _up(P[t, j])
-                    if live == 0 or low < lo[node, j]:
-                        lo[node, j] = low
-                    if live == 0 or high > hi[node, j]:
-                        hi[node, j] = high
+                    v = P[t, j]
+                    if live == 0 or v < lo[node, j]:
+                        lo[node, j] = v
+                    if live == 0 or v > hi[node, j]:
+                        hi[node, j] = v
                 live += 1
                 if rho2[t] > best:
                     best = rho2[t]
@@ -411,7 +391,7 @@ def _anchor_at(point, P, head, end, rho2):
 
 
 _KERNELS = ("_distance2", "_vector_distance2", "_leaf_distances", "_min_box2", "_max_box2",
-            "_select", "_split_level", "_down", "_up", "_refresh_node", "_refresh",
+            "_select", "_split_level", "_refresh_node", "_refresh",
             "_refresh_all", "_insert", "_push_children", "_nearest", "_far_bound",
             "_heap_push", "_heap_pop", "_farthest_from", "_farthest_in_shell", "_anchor_at")
 for _name in _KERNELS:  # compiled in dependency order; a kernel calls the compiled ones

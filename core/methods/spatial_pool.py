@@ -82,8 +82,7 @@ class SpatialPool:
         for node in range(self._first_leaf, 2 * self._first_leaf + 1):
             self._leaf_of[start[node]:stop[node]] = node
         n_nodes = len(start)
-        self._lo = np.zeros((n_nodes, d), np.float32)  # float32, rounded outwards
-        self._hi = np.zeros((n_nodes, d), np.float32)
+        self._lo, self._hi = np.zeros((n_nodes, d)), np.zeros((n_nodes, d))
         self._cnt, self._top = np.zeros(n_nodes, dtype=np.int64), np.zeros(n_nodes)
         self._rho2 = np.zeros(len(P))
         self._shell = np.zeros(len(P), dtype=np.int64)
