@@ -3,8 +3,9 @@
 Each family's time is ``constant × cost(n, d, k, ...)`` plus the shared steps of every
 run (aggregation, measures, verification), modelled as ``n · log2 n · d``. With the
 compiled kernels, MDAV, CBFS, TFRP, tc-merge, tc-kfirst and tc-tfirst search a spatial
-index ("indexed": about n·√n·d/√k); without numba the numpy references scan every
-record per group ("quadratic"). The constants were measured on a two-core machine with
+index ("indexed": about n·√n·d/√k), and so does GSMS through its neighbour lists;
+V-MDAV still passes over the records left once per group ("quadratic"); without numba
+the numpy references scan every record per group ("quadratic"). The constants were measured on a two-core machine with
 ``benchmarks/bench_estimate.py`` and ``benchmarks/bench_scale.py`` (random normal
 data); the estimate is meant to tell seconds from minutes from hours, not to be exact,
 so it is shown as a range.
@@ -38,8 +39,8 @@ FAMILIES: dict[str, tuple[str, float]] = {
     "mdav": ("indexed", 3.5e-8),
     "cbfs": ("indexed", 2.0e-8),
     "tfrp": ("indexed", 2.5e-8),
-    "vmdav": ("quadratic", 2.0e-9),
-    "gsms": ("quadratic", 2.0e-8),
+    "vmdav": ("quadratic", 3.0e-10),
+    "gsms": ("indexed", 8.0e-8),
     "optimal-univariate": ("sorted", 2.0e-8),
     "individual-ranking": ("sorted", 2.0e-8),
     "pcp": ("sorted", 8.0e-9),
