@@ -73,6 +73,8 @@ Equivalence classes, risk and EMD
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -289,7 +291,24 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
         diff = Z - Z_masked
         sse = float(np.einsum("ij,ij->", diff, diff))
         sst = float(np.einsum("ij,ij->", Z, Z))
-    il1, components = il1_mixed(raw, raw_masked, nominal)
+    # IL1 and the ID counts (sorts, in numpy without the interpreter lock) run on a
+    # second core while record linkage (compiled, without the lock) runs on this one;
+    # each figure is computed by the same function either way, so the results do not
+    # depend on the threads.
+    helpers = ThreadPoolExecutor(max_workers=max(1, min(2, (os.cpu_count() or 2) - 1)),
+                                 thread_name_prefix="measures")
+    try:
+        return _measure(original, masked, roles, qi, scenario_sets, encoding, raw,
+                        raw_masked, Z, Z_masked, nominal, sse, sst, interval, kinds, state,
+                        helpers)
+    finally:
+        helpers.shutdown(wait=True, cancel_futures=True)
+
+
+def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_masked, Z,
+             Z_masked, nominal, sse, sst, interval, kinds, state, helpers) -> Measures:
+    """The figures of :func:`measure` from its checked, encoded inputs."""
+    il1_done = helpers.submit(il1_mixed, raw, raw_masked, nominal)
     # An intruder who knows a record's stratum (released as it is) tells strata apart:
     # classes are the released quasi-identifier tuples together with the stratum columns.
     strata = _stratum_codes(masked, roles)
@@ -298,36 +317,39 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
     n = len(original)
     keys = np.column_stack([raw_masked, strata])
     found = distinct_rows(keys, order="sorted")  # numbered as numpy.unique(axis=0) does
-    inside: dict[int, int] = {}  # ID counts per attribute, shared by the scenarios
+    # ID counts per attribute, shared by the scenarios, started at once on the helpers.
+    needed = sorted({qi.index(c) for subset in scenario_sets for c in subset
+                     if not nominal[qi.index(c)]})
+    inside_done = {j: helpers.submit(inside_count, raw[:, j], raw_masked[found.first, j],
+                                     interval=float(interval), classes=found.inverse)
+                   for j in needed}
     figures = []
     for number, subset in enumerate(scenario_sets):
         columns = [qi.index(c) for c in subset]
         ordered = [j for j in columns if not nominal[j]]
         unordered = [j for j in columns if nominal[j]]
-        for j in ordered:
-            if j not in inside:
-                inside[j] = inside_count(raw[:, j], raw_masked[found.first, j],
-                                         interval=float(interval), classes=found.inverse)
+        embedded = encoding.columns_of(subset)
+        dld = record_linkage(Z[:, embedded], Z_masked[:, embedded],
+                             state=state.sub(number / len(scenario_sets),
+                                             (number + 1) / len(scenario_sets)))
         # = interval_disclosure(raw[:, ordered], raw_masked[:, ordered]), per attribute once
-        disclosed = (float(100.0 * (sum(inside[j] for j in ordered) / (n * len(ordered))))
+        disclosed = (float(100.0 * (sum(inside_done[j].result() for j in ordered)
+                                    / (n * len(ordered))))
                      if ordered else 0.0)
         if unordered:
             same = 100.0 * float((raw[:, unordered] == raw_masked[:, unordered]).mean())
             disclosed = (disclosed * len(ordered) + same * len(unordered)) / len(columns)
-        embedded = encoding.columns_of(subset)
         figures.append(ScenarioFigures(
             known=tuple(subset),
             k_prime=(n / found.n_classes if columns == list(range(len(qi))) else
                      real_anonymity(np.column_stack([raw_masked[:, columns], strata]))),
-            dld=record_linkage(Z[:, embedded], Z_masked[:, embedded],
-                               state=state.sub(number / len(scenario_sets),
-                                               (number + 1) / len(scenario_sets))),
-            id=disclosed,
+            dld=dld, id=disclosed,
         ))
     dld = float(np.mean([f.dld for f in figures]))
     idisc = float(np.mean([f.id for f in figures]))
     dr = float(np.mean([f.dr for f in figures]))
 
+    il1, components = il1_done.result()
     classes = found.inverse
     class_sizes = np.bincount(classes)
     class_emd: dict[str, np.ndarray] = {}
