@@ -36,9 +36,9 @@ SHARED = 4.0e-8
 FAMILIES: dict[str, tuple[str, float]] = {
     # name: (cost model, seconds per unit of cost), with the compiled kernels
     # (benchmarks/bench_scale.py, 100,000 to 1,000,000 records, d = 10)
-    "mdav": ("indexed", 3.5e-8),
+    "mdav": ("indexed", 2.8e-8),
     "cbfs": ("indexed", 2.0e-8),
-    "tfrp": ("indexed", 2.5e-8),
+    "tfrp": ("indexed", 2.0e-8),
     "vmdav": ("quadratic", 3.0e-10),
     "gsms": ("indexed", 8.0e-8),
     "optimal-univariate": ("sorted", 2.0e-8),
