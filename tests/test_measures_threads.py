@@ -26,7 +26,8 @@ def _release(n: int, seed: int):
     Z = (X - X.mean(axis=0)) / X.std(axis=0)
     labels = mdav(Z, k=3)
     means = pd.DataFrame(X).groupby(labels).transform("mean").to_numpy()
-    return original, pd.DataFrame(means, columns=columns), RoleSpec(quasi_identifiers=tuple(columns))
+    roles = RoleSpec(quasi_identifiers=tuple(columns))
+    return original, pd.DataFrame(means, columns=columns), roles
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -19,6 +19,7 @@ from hypothesis.extra.numpy import arrays
 from core.compiled import COMPILED
 from core.errors import Cancelled
 from core.methods.heuristics import FIRST_RECORD, GROWTH, fixed_size, fixed_size_reference
+from core.methods import spatial_index as index
 from core.methods.spatial_index import distinct_rows
 from core.progress import TaskState
 
@@ -77,6 +78,75 @@ def test_rows_a_few_ulps_apart():
     steps = rng.permutation(3000).astype(float)
     X = np.column_stack([1.0 + steps * 2.0 ** -30, 1.0 + steps[::-1] * 2.0 ** -31])
     _same(X, 3)
+
+
+@pytest.mark.parametrize("spread, offset", [(1e-6, 1e8), (1e-3, 1e4), (0.05, 1e5), (1.0, 1e14),
+                                            (1e-3, 0.0)])
+def test_the_float32_screen_never_passes_over_a_nearer_record(spread, offset):
+    """Two clusters far apart, each with a spread float32 cannot resolve at that distance
+    from the centre (the screen then lets the leaves' rows through to the exact
+    distance), and values just inside the range where the screen is used at all."""
+    rng = np.random.default_rng(int(np.log10(offset + 1)) + 7)
+    X = rng.normal(size=(1600, 4)) * spread
+    X[::2] += offset
+    X[1::2] -= offset / 3
+    X[::9, 2] = X[0, 2] + spread * 1e-9  # near-ties below a float32 step
+    _same(X, 3)
+
+
+def _searches(X):
+    """A fresh index over ``X``'s rows (as fixed_size_indexed builds it) and its two
+    searches: the m nearest records to q, and the record farthest from q."""
+    members, starts, row_of = index.distinct_rows(X)
+    P = X[members[starts[:-1]]]
+    perm, start, stop, levels = index.build_tree(P, index.LEAF_SIZE)
+    P = np.ascontiguousarray(P[perm])
+    head, end = starts[:-1][perm].copy(), starts[1:][perm].copy()
+    n_nodes, d = len(start), X.shape[1]
+    lo, hi = np.zeros((n_nodes, d)), np.zeros((n_nodes, d))
+    cnt, top, rho2 = np.zeros(n_nodes, dtype=np.int64), np.zeros(n_nodes), np.zeros(len(P))
+    first_leaf = (1 << levels) - 1
+    anchor = X.mean(axis=0)
+    index._anchor_at(anchor, P, head, end, rho2)
+    index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
+    screen = index.screen_blocks(P, start, stop, levels)
+    buffer32 = np.zeros(int((stop - start).max()) + 1, dtype=np.float32)
+    q32, work = np.zeros(d, dtype=np.float32), np.zeros(4, dtype=np.int64)
+    taken = np.zeros(len(P), dtype=np.int64)
+
+    def nearest(q, m):
+        stack, stack_d2 = np.zeros(2 * levels + 8, dtype=np.int64), np.zeros(2 * levels + 8)
+        best_d2, best_id = np.zeros(m), np.zeros(m, dtype=np.int64)
+        size = index._nearest(q, m, taken, first_leaf, start, stop, head, end, members, P,
+                              screen, lo, hi, cnt, stack, stack_d2, best_d2, best_id,
+                              buffer32, q32, work)
+        return best_id[:size].tolist()
+
+    def farthest(q):
+        keys, nodes = np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64)
+        return int(index._farthest_from(q, anchor, first_leaf, start, stop, head, end,
+                                        members, P, screen, lo, hi, cnt, top, keys, nodes,
+                                        buffer32, q32, work)[1])
+
+    return nearest, farthest
+
+
+@pytest.mark.parametrize("spread, offset, d", [(1e-3, 1e4, 1), (1e-3, 1e4, 3), (1e-4, 3e3, 2),
+                                               (1.0, 0.0, 5)])
+def test_each_search_equals_a_full_scan_where_float32_cannot_tell_rows_apart(spread, offset,
+                                                                              d):
+    """Rows a float32 step apart or closer, far from the centre: the searches through the
+    float32 screen give exactly what an exact scan gives (distance, then input order)."""
+    rng = np.random.default_rng(d)
+    X = np.round(rng.normal(size=(3000, d)) * spread, 7)  # exact ties as well
+    X[::2] += offset
+    order = np.arange(len(X))
+    nearest, farthest = _searches(X)
+    for row in rng.integers(0, len(X), 60):
+        q = X[row] + rng.normal(size=d) * spread * 1e-3
+        d2 = ((X - q) ** 2).sum(axis=1)
+        assert nearest(q, 7) == np.lexsort((order, d2))[:7].tolist()
+        assert farthest(q) == int(np.lexsort((order, -d2))[0])
 
 
 def test_symmetric_points_around_the_centroid():

@@ -34,7 +34,7 @@ _COUNT, _BUFFER, _GROUPS, _TURN, _WORK, _SHELL_A, _SHELL_B, _POINT_A, _POINT_B, 
 
 
 def _take(group, size, gid, X, tree, alive, labels, total, st):
-    (P, Q, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
+    (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
      rho2) = tree
     d = X.shape[1]
     group_sum = X[group[0]].copy()
@@ -71,12 +71,14 @@ def _take(group, size, gid, X, tree, alive, labels, total, st):
 
 def _grow(t0, k, nc, tree, taken, scratch, group):
     """Records of the group grown from the first live record of row ``t0``, ascending."""
-    (P, Q, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
+    (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
      rho2) = tree
-    stack, stack_d2, best_d2, best_id, touched, buffer, work = scratch[:7]
+    stack, stack_d2, best_d2, best_id, touched, buffer32, work = scratch[:7]
+    q32 = scratch[9]
     if not nc:
         size = index._nearest(P[t0], k, taken, first_leaf, start, stop, head, end, members,
-                              Q, lo, hi, cnt, stack, stack_d2, best_d2, best_id, buffer, work)
+                              P, screen, lo, hi, cnt, stack, stack_d2, best_d2, best_id,
+                              buffer32, q32, work)
         group[:size] = np.sort(best_id[:size])
         return size
     group[0] = members[head[t0]]
@@ -85,8 +87,9 @@ def _grow(t0, k, nc, tree, taken, scratch, group):
     total = P[t0].copy()
     for size in range(1, k):
         centroid = total / size
-        index._nearest(centroid, 1, taken, first_leaf, start, stop, head, end, members, Q,
-                       lo, hi, cnt, stack, stack_d2, best_d2, best_id, buffer, work)
+        index._nearest(centroid, 1, taken, first_leaf, start, stop, head, end, members, P,
+                       screen, lo, hi, cnt, stack, stack_d2, best_d2, best_id, buffer32, q32,
+                       work)
         t = row_of[best_id[0]]
         group[size] = best_id[0]
         taken[t] += 1
@@ -100,7 +103,7 @@ def _grow(t0, k, nc, tree, taken, scratch, group):
 
 def _from_centroid(X, tree, total, anchor, shell, st, scratch_work):
     """Row of the live record farthest from the centroid; moves the anchor when scans grow."""
-    (P, Q, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
+    (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
      rho2) = tree
     centroid = total / st[_COUNT]
     pointer = st[_POINT_A:_POINT_A + 1]
@@ -122,9 +125,9 @@ def _from_centroid(X, tree, total, anchor, shell, st, scratch_work):
 def _form(first, nc, k, max_groups, X, tree, alive, labels, total, st, anchor, shell,
           rho2_b, shell_b, references, taken, scratch, group):
     """Form up to ``max_groups`` groups (or finish); the state lives in the arrays."""
-    (P, Q, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
+    (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
      rho2) = tree
-    buffer, work, keys, nodes = scratch[5], scratch[6], scratch[7], scratch[8]
+    buffer32, work, keys, nodes, q32 = scratch[5], scratch[6], scratch[7], scratch[8], scratch[9]
     target = st[_GROUPS] + max_groups
     while st[_GROUPS] < target and not st[_DONE]:
         count = st[_COUNT]
@@ -157,8 +160,8 @@ def _form(first, nc, k, max_groups, X, tree, alive, labels, total, st, anchor, s
         _take(group, size, st[_GROUPS], X, tree, alive, labels, total, st)
         if first == 0 and count >= 3 * k:
             s_row = index._farthest_from(r_point, anchor, first_leaf, start, stop, head, end,
-                                         members, Q, lo, hi, cnt, top, keys, nodes,
-                                         buffer, work)[0]
+                                         members, P, screen, lo, hi, cnt, top, keys,
+                                         nodes, buffer32, q32, work)[0]
             size = _grow(s_row, k, nc, tree, taken, scratch, group)
             _take(group, size, st[_GROUPS], X, tree, alive, labels, total, st)
 
@@ -209,15 +212,16 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
         st[_SHELL_B] = len(order)
     index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
     state.check()
-    Q = index.leaf_blocks(P, start, stop, levels)
-    tree = (P, Q, head, end, members, row_of, leaf_of, start, stop,
+    screen = index.screen_blocks(P, start, stop, levels)
+    tree = (P, screen, head, end, members, row_of, leaf_of, start, stop,
             first_leaf, lo, hi, cnt, top, rho2)
     depth = 2 * levels + 8
     work = np.zeros(4, dtype=np.int64)
     scratch = (np.zeros(depth, dtype=np.int64), np.zeros(depth), np.zeros(k),
                np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64),
-               np.zeros(int((stop - start).max()) + 1), work, np.zeros(n_nodes),
-               np.zeros(n_nodes, dtype=np.int64))
+               np.zeros(int((stop - start).max()) + 1, dtype=np.float32), work,
+               np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64),
+               np.zeros(d, dtype=np.float32))
     alive = np.ones(n, dtype=bool)
     labels = np.full(n, -1, dtype=np.int64)
     taken = np.zeros(len(P), dtype=np.int64)

@@ -30,6 +30,13 @@ Farthest from a record r
     2M + 2|a − r|² − D². The records farthest from r sit near b, and the tree search
     visits little else.
 
+Float32 screen
+    The leaves' rows are also kept in float32, less a centre (``Q32``). A search first
+    measures a leaf's rows in float32 and computes the exact distance only of the rows
+    that the float32 distance, widened by its rounding bound (:func:`_screen_margin`),
+    cannot rule out: half the bytes read per leaf, which at a million records is what a
+    search waits for.
+
 Exactness. Every answer is chosen on exact squared distances in the one floating-point
 form the reference uses (:func:`core.methods.pool.squared_distances`: columns summed in
 order), and ties go to the record first in the input. A box bound prunes only when it
@@ -84,6 +91,43 @@ def _leaf_distances(Q, leaf, size, q, buffer):
         for i in range(size):
             diff = Q[leaf, j, i] - qj
             buffer[i] += diff * diff
+
+
+def _leaf_distances32(Q32, leaf, size, q32, buffer32):
+    """:func:`_leaf_distances` in float32, of the centred rows (a screen only)."""
+    for i in range(size):
+        buffer32[i] = np.float32(0.0)
+    for j in range(Q32.shape[1]):
+        qj = q32[j]
+        for i in range(size):
+            diff = Q32[leaf, j, i] - qj
+            buffer32[i] += diff * diff
+
+
+def _screen_query(q, center, q32):
+    """Put q − center into ``q32`` (float32); return |q − center|² (float64)."""
+    acc = 0.0
+    for j in range(q.shape[0]):
+        v = q[j] - center[j]
+        q32[j] = np.float32(v)
+        acc += v * v
+    return acc
+
+
+def _screen_margin(leaf_norm2, query_norm2, d):
+    """A bound on |float32 distance − exact distance| for a leaf's rows and a query.
+
+    With u = 2⁻²⁴ and x′, q′ the centred row and query, each coordinate rounds by at most
+    u·|x′ⱼ| (the float64 centring adds 2⁻⁵³), the difference, its square and the d-term
+    sum by u each, so the float32 distance is within u·(10 + 2d)·(|x′|² + |q′|²) of
+    |x − q|²; (16 + 4d) leaves room for the float64 distance's own rounding. The
+    absolute term covers float32's subnormal range. Beyond 1e30 (where float32 could
+    overflow) the margin is infinite: every row gets its exact distance.
+    """
+    scale = leaf_norm2 + query_norm2
+    if not scale <= 1e30:
+        return np.inf
+    return (16.0 + 4.0 * d) * 2.0 ** -24 * scale + 1e-30
 
 
 def _min_box2(lo, hi, node, q):
@@ -234,13 +278,20 @@ def _push_children(node, q, lo, hi, cnt, stack, stack_d2, depth):
     return depth
 
 
-def _nearest(q, m, taken, first_leaf, start, stop, head, end, members, Q, lo, hi, cnt,
-             stack, stack_d2, best_d2, best_id, buffer, work):
-    """The m live records nearest to q (not the first ``taken[t]`` of row t), ascending."""
+def _nearest(q, m, taken, first_leaf, start, stop, head, end, members, P, screen, lo, hi,
+             cnt, stack, stack_d2, best_d2, best_id, buffer32, q32, work):
+    """The m live records nearest to q (not the first ``taken[t]`` of row t), ascending.
+
+    ``screen`` is ``(Q32, norm2, center)`` (:func:`screen_blocks`): a row whose float32
+    distance is beyond the m-th best by more than :func:`_screen_margin` is passed over;
+    the others are measured exactly (:func:`_distance2`).
+    """
+    Q32, norm2, center = screen
     size = 0
     depth = 0
     if cnt[0] == 0:
         return 0
+    query_norm2 = _screen_query(q, center, q32)
     stack[0], stack_d2[0] = 0, _min_box2(lo, hi, 0, q)
     depth = 1
     while depth:
@@ -250,14 +301,18 @@ def _nearest(q, m, taken, first_leaf, start, stop, head, end, members, Q, lo, hi
             continue
         if node >= first_leaf:
             s = start[node]
-            _leaf_distances(Q, node - first_leaf, stop[node] - s, q, buffer)
+            leaf = node - first_leaf
+            _leaf_distances32(Q32, leaf, stop[node] - s, q32, buffer32)
+            margin = _screen_margin(norm2[leaf], query_norm2, q.shape[0])
             work[0] += stop[node] - s
             for i in range(stop[node] - s):
-                d2 = buffer[i]
-                if size == m and d2 > best_d2[m - 1]:
+                if size == m and buffer32[i] - margin > best_d2[m - 1]:
                     continue
                 t = s + i
                 r = head[t] + taken[t]
+                if r >= end[t]:
+                    continue
+                d2 = _distance2(P, t, q)
                 while r < end[t]:
                     record = members[r]
                     if size == m and (d2 > best_d2[m - 1] or
@@ -322,8 +377,8 @@ def _heap_pop(keys, nodes, size):
     return size
 
 
-def _farthest_from(q, anchor, first_leaf, start, stop, head, end, members, Q, lo, hi, cnt,
-                   top, keys, nodes, buffer, work):
+def _farthest_from(q, anchor, first_leaf, start, stop, head, end, members, P, screen, lo,
+                   hi, cnt, top, keys, nodes, buffer32, q32, work):
     """(row, record, d²) of the live record farthest from q; ties to the first record.
 
     Best first: nodes wait on a max-heap by their bound, so the search ends as soon as
@@ -332,8 +387,11 @@ def _farthest_from(q, anchor, first_leaf, start, stop, head, end, members, Q, lo
     leaf through its child of larger bound, the other child waiting on the heap: half
     the heap operations of pushing both, and a visit order that is best first but for
     the nodes on that path. Every node whose bound is not below the best is still
-    visited, so the answer does not depend on the order.
+    visited, so the answer does not depend on the order. A row is measured exactly only
+    when its float32 distance (``screen``, as in :func:`_nearest`) may reach the best.
     """
+    Q32, norm2, center = screen
+    query_norm2 = _screen_query(q, center, q32)
     reflected = 2.0 * anchor - q
     spread = 2.0 * _vector_distance2(anchor, q)
     scale = _vector_distance2(reflected, np.zeros_like(q))
@@ -361,12 +419,16 @@ def _farthest_from(q, anchor, first_leaf, start, stop, head, end, members, Q, lo
         if node < 0:
             continue
         s = start[node]
-        _leaf_distances(Q, node - first_leaf, stop[node] - s, q, buffer)
+        leaf = node - first_leaf
+        _leaf_distances32(Q32, leaf, stop[node] - s, q32, buffer32)
+        margin = _screen_margin(norm2[leaf], query_norm2, q.shape[0])
         work[1] += stop[node] - s
         for i in range(stop[node] - s):
-            d2 = buffer[i]
             t = s + i
-            if d2 < best or head[t] >= end[t]:
+            if head[t] >= end[t] or buffer32[i] + margin < best:
+                continue
+            d2 = _distance2(P, t, q)
+            if d2 < best:
                 continue
             record = members[head[t]]
             if d2 > best or (d2 == best and record < best_record):
@@ -409,7 +471,8 @@ def _anchor_at(point, P, head, end, rho2):
     return order[:live].copy()
 
 
-_KERNELS = ("_distance2", "_vector_distance2", "_leaf_distances", "_min_box2", "_max_box2",
+_KERNELS = ("_distance2", "_vector_distance2", "_leaf_distances", "_leaf_distances32",
+            "_screen_query", "_screen_margin", "_min_box2", "_max_box2",
             "_select", "_split_level", "_refresh_node", "_refresh",
             "_refresh_all", "_insert", "_push_children", "_nearest", "_far_bound",
             "_heap_push", "_heap_pop", "_farthest_from", "_farthest_in_shell", "_anchor_at")
@@ -427,6 +490,29 @@ def leaf_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int)
     leaf = np.repeat(np.arange(len(sizes)), sizes)
     Q[leaf, :, np.arange(len(P)) - start[first_leaf:][leaf]] = P
     return Q
+
+
+def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int):
+    """``(Q32, norm2, center)``: the float32 screen of the searches (module notes).
+
+    ``Q32`` is :func:`leaf_blocks` of ``P − center`` in float32 (``center`` the mean row),
+    ``norm2[leaf]`` the largest |x − center|² of the leaf's rows; it is infinite for every
+    leaf when a row lies beyond 1e15 of the centre, where float32 could overflow, and then
+    every row gets its exact distance.
+    """
+    center = P.mean(axis=0) if len(P) else np.zeros(P.shape[1])
+    shifted = P - center
+    first_leaf = (1 << levels) - 1
+    sizes = stop[first_leaf:] - start[first_leaf:]
+    row_norm2 = np.einsum("ij,ij->i", shifted, shifted)
+    firsts = np.minimum(start[first_leaf:], max(len(P) - 1, 0))
+    norm2 = np.maximum.reduceat(row_norm2, firsts) if len(P) else np.zeros(len(sizes))
+    norm2 = np.where(sizes > 0, norm2, 0.0)
+    if not (np.isfinite(norm2).all() and norm2.max(initial=0.0) <= 1e30):
+        norm2 = np.full(len(sizes), np.inf)
+    with np.errstate(over="ignore", invalid="ignore"):
+        Q32 = leaf_blocks(shifted, start, stop, levels).astype(np.float32)
+    return Q32, norm2, center
 
 
 def build_tree(P: np.ndarray, leaf_size: int = LEAF_SIZE, check=None):

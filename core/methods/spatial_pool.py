@@ -92,6 +92,10 @@ class SpatialPool:
         self._heap_keys = np.zeros(n_nodes)
         self._heap_nodes = np.zeros(n_nodes, dtype=np.int64)
         self._buffer_d2 = np.zeros(int((stop - start).max()) + 1)
+        # The farthest-record search reads the leaves through the float32 screen.
+        self._screen = index.screen_blocks(self._P, start, stop, levels)
+        self._buffer32 = np.zeros(len(self._buffer_d2), dtype=np.float32)
+        self._q32 = np.zeros(d, dtype=np.float32)
         self._work = np.zeros(4, dtype=np.int64)
         self._anchor = np.zeros(d)
         self._shell_work = 0
@@ -156,8 +160,9 @@ class SpatialPool:
             return self._farthest_from_centroid(point)
         return int(index._farthest_from(
             point, self._anchor, self._first_leaf, self._start, self._stop, self._head,
-            self._end, self._members, self._Q, self._lo, self._hi, self._cnt, self._top,
-            self._heap_keys, self._heap_nodes, self._buffer_d2, self._work)[1])
+            self._end, self._members, self._P, self._screen, self._lo, self._hi, self._cnt,
+            self._top, self._heap_keys, self._heap_nodes, self._buffer32, self._q32,
+            self._work)[1])
 
     def _farthest_from_centroid(self, centroid: np.ndarray) -> int:
         _, record, _, examined = index._farthest_in_shell(
