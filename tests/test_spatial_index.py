@@ -20,6 +20,7 @@ from core.compiled import COMPILED
 from core.errors import Cancelled
 from core.methods.heuristics import FIRST_RECORD, GROWTH, fixed_size, fixed_size_reference
 from core.methods import spatial_index as index
+from core.methods import spatial_search as search
 from core.methods.spatial_index import distinct_rows
 from core.progress import TaskState
 
@@ -109,7 +110,7 @@ def _searches(X):
     anchor = X.mean(axis=0)
     index._anchor_at(anchor, P, head, end, rho2)
     index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
-    screen = index.screen_blocks(P, start, stop, levels)
+    screen = search.screen_blocks(P, start, stop, levels)
     buffer32 = np.zeros(int((stop - start).max()) + 1, dtype=np.float32)
     q32, work = np.zeros(d, dtype=np.float32), np.zeros(4, dtype=np.int64)
     taken = np.zeros(len(P), dtype=np.int64)
@@ -117,14 +118,14 @@ def _searches(X):
     def nearest(q, m):
         stack, stack_d2 = np.zeros(2 * levels + 8, dtype=np.int64), np.zeros(2 * levels + 8)
         best_d2, best_id = np.zeros(m), np.zeros(m, dtype=np.int64)
-        size = index._nearest(q, m, taken, first_leaf, start, stop, head, end, members, P,
+        size = search._nearest(q, m, taken, first_leaf, start, stop, head, end, members, P,
                               screen, lo, hi, cnt, stack, stack_d2, best_d2, best_id,
                               buffer32, q32, work)
         return best_id[:size].tolist()
 
     def farthest(q):
         keys, nodes = np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64)
-        return int(index._farthest_from(q, anchor, first_leaf, start, stop, head, end,
+        return int(search._farthest_from(q, anchor, first_leaf, start, stop, head, end,
                                         members, P, screen, lo, hi, cnt, top, keys, nodes,
                                         buffer32, q32, work)[1])
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from core.compiled import kernel
 from core.methods import spatial_index as index
+from core.methods import spatial_search as search
 from core.methods.pool import column_sums
 from core.progress import TaskState
 
@@ -76,7 +77,7 @@ def _grow(t0, k, nc, tree, taken, scratch, group):
     stack, stack_d2, best_d2, best_id, touched, buffer32, work = scratch[:7]
     q32 = scratch[9]
     if not nc:
-        size = index._nearest(P[t0], k, taken, first_leaf, start, stop, head, end, members,
+        size = search._nearest(P[t0], k, taken, first_leaf, start, stop, head, end, members,
                               P, screen, lo, hi, cnt, stack, stack_d2, best_d2, best_id,
                               buffer32, q32, work)
         group[:size] = np.sort(best_id[:size])
@@ -87,7 +88,7 @@ def _grow(t0, k, nc, tree, taken, scratch, group):
     total = P[t0].copy()
     for size in range(1, k):
         centroid = total / size
-        index._nearest(centroid, 1, taken, first_leaf, start, stop, head, end, members, P,
+        search._nearest(centroid, 1, taken, first_leaf, start, stop, head, end, members, P,
                        screen, lo, hi, cnt, stack, stack_d2, best_d2, best_id, buffer32, q32,
                        work)
         t = row_of[best_id[0]]
@@ -159,7 +160,7 @@ def _form(first, nc, k, max_groups, X, tree, alive, labels, total, st, anchor, s
         r_point = P[row].copy()
         _take(group, size, st[_GROUPS], X, tree, alive, labels, total, st)
         if first == 0 and count >= 3 * k:
-            s_row = index._farthest_from(r_point, anchor, first_leaf, start, stop, head, end,
+            s_row = search._farthest_from(r_point, anchor, first_leaf, start, stop, head, end,
                                          members, P, screen, lo, hi, cnt, top, keys,
                                          nodes, buffer32, q32, work)[0]
             size = _grow(s_row, k, nc, tree, taken, scratch, group)
@@ -212,7 +213,7 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
         st[_SHELL_B] = len(order)
     index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
     state.check()
-    screen = index.screen_blocks(P, start, stop, levels)
+    screen = search.screen_blocks(P, start, stop, levels)
     tree = (P, screen, head, end, members, row_of, leaf_of, start, stop,
             first_leaf, lo, hi, cnt, top, rho2)
     depth = 2 * levels + 8

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.methods import spatial_index as index
+from core.methods import spatial_search as search
 from core.methods import spatial_pool_kernels as kernels
 from core.methods.pool import _EPS, column_sums
 
@@ -93,7 +94,7 @@ class SpatialPool:
         self._heap_nodes = np.zeros(n_nodes, dtype=np.int64)
         self._buffer_d2 = np.zeros(int((stop - start).max()) + 1)
         # The farthest-record search reads the leaves through the float32 screen.
-        self._screen = index.screen_blocks(self._P, start, stop, levels)
+        self._screen = search.screen_blocks(self._P, start, stop, levels)
         self._buffer32 = np.zeros(len(self._buffer_d2), dtype=np.float32)
         self._q32 = np.zeros(d, dtype=np.float32)
         self._work = np.zeros(4, dtype=np.int64)
@@ -158,7 +159,7 @@ class SpatialPool:
         point = np.ascontiguousarray(point, dtype=np.float64)
         if self.count and np.array_equal(point, self.centroid()):
             return self._farthest_from_centroid(point)
-        return int(index._farthest_from(
+        return int(search._farthest_from(
             point, self._anchor, self._first_leaf, self._start, self._stop, self._head,
             self._end, self._members, self._P, self._screen, self._lo, self._hi, self._cnt,
             self._top, self._heap_keys, self._heap_nodes, self._buffer32, self._q32,
