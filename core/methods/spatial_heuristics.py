@@ -78,8 +78,8 @@ def _grow(t0, k, nc, tree, taken, scratch, group):
     q32 = scratch[9]
     if not nc:
         size = search._nearest(P[t0], k, taken, first_leaf, start, stop, head, end, members,
-                              P, screen, lo, hi, cnt, stack, stack_d2, best_d2, best_id,
-                              buffer32, q32, work)
+                               P, screen, lo, hi, cnt, stack, stack_d2, best_d2, best_id,
+                               buffer32, q32, work)
         group[:size] = np.sort(best_id[:size])
         return size
     group[0] = members[head[t0]]
@@ -89,8 +89,8 @@ def _grow(t0, k, nc, tree, taken, scratch, group):
     for size in range(1, k):
         centroid = total / size
         search._nearest(centroid, 1, taken, first_leaf, start, stop, head, end, members, P,
-                       screen, lo, hi, cnt, stack, stack_d2, best_d2, best_id, buffer32, q32,
-                       work)
+                        screen, lo, hi, cnt, stack, stack_d2, best_d2, best_id, buffer32, q32,
+                        work)
         t = row_of[best_id[0]]
         group[size] = best_id[0]
         taken[t] += 1
@@ -161,8 +161,8 @@ def _form(first, nc, k, max_groups, X, tree, alive, labels, total, st, anchor, s
         _take(group, size, st[_GROUPS], X, tree, alive, labels, total, st)
         if first == 0 and count >= 3 * k:
             s_row = search._farthest_from(r_point, anchor, first_leaf, start, stop, head, end,
-                                         members, P, screen, lo, hi, cnt, top, keys,
-                                         nodes, buffer32, q32, work)[0]
+                                          members, P, screen, lo, hi, cnt, top, keys,
+                                          nodes, buffer32, q32, work)[0]
             size = _grow(s_row, k, nc, tree, taken, scratch, group)
             _take(group, size, st[_GROUPS], X, tree, alive, labels, total, st)
 

@@ -95,16 +95,6 @@ def _min_box2(lo, hi, node, q):
     return acc
 
 
-def _max_box2(lo, hi, node, q):
-    acc = 0.0
-    for j in range(q.shape[0]):
-        a = abs(lo[node, j] - q[j])
-        b = abs(hi[node, j] - q[j])
-        diff = a if a > b else b
-        acc += diff * diff
-    return acc
-
-
 def _select(perm, start, stop, nth, P, j):
     lo, hi = start, stop - 1
     while lo < hi:
@@ -269,7 +259,7 @@ def _anchor_at(point, P, head, end, rho2):
     return order[:live].copy()
 
 
-_KERNELS = ("_distance2", "_vector_distance2", "_leaf_distances", "_min_box2", "_max_box2",
+_KERNELS = ("_distance2", "_vector_distance2", "_leaf_distances", "_min_box2",
             "_select", "_split_level", "_refresh_node", "_refresh",
             "_refresh_all", "_insert", "_push_children", "_farthest_in_shell", "_anchor_at")
 for _name in _KERNELS:  # compiled in dependency order; a kernel calls the compiled ones

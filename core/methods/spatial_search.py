@@ -59,6 +59,13 @@ def _screen_margin(leaf_norm2, query_norm2, d):
     return (16.0 + 4.0 * d) * 2.0 ** -24 * scale + 1e-30
 
 
+def _screen_leaf(Q32, norm2, leaf, size, q32, query_norm2, buffer32):
+    """Float32 distances of a leaf's ``size`` rows into ``buffer32``; return the margin
+    (:func:`_screen_margin`) within which they may differ from the exact ones."""
+    _leaf_distances32(Q32, leaf, size, q32, buffer32)
+    return _screen_margin(norm2[leaf], query_norm2, q32.shape[0])
+
+
 def _nearest(q, m, taken, first_leaf, start, stop, head, end, members, P, screen, lo, hi,
              cnt, stack, stack_d2, best_d2, best_id, buffer32, q32, work):
     """The m live records nearest to q (not the first ``taken[t]`` of row t), ascending.
@@ -82,9 +89,8 @@ def _nearest(q, m, taken, first_leaf, start, stop, head, end, members, P, screen
             continue
         if node >= first_leaf:
             s = start[node]
-            leaf = node - first_leaf
-            _leaf_distances32(Q32, leaf, stop[node] - s, q32, buffer32)
-            margin = _screen_margin(norm2[leaf], query_norm2, q.shape[0])
+            margin = _screen_leaf(Q32, norm2, node - first_leaf, stop[node] - s, q32,
+                                  query_norm2, buffer32)
             work[0] += stop[node] - s
             for i in range(stop[node] - s):
                 if size == m and buffer32[i] - margin > best_d2[m - 1]:
@@ -110,8 +116,8 @@ def _far_bound(node, q, reflected, spread, scale, lo, hi, cnt, top):
     """Upper bound on |x − q|² over the live rows of ``node`` (−inf when it has none)."""
     if cnt[node] == 0:
         return -np.inf
-    # _max_box2(lo, hi, node, q) and _min_box2(lo, hi, node, reflected) in one pass over
-    # the box (the same sums in the same order; half the time of the two calls)
+    # In one pass over the box: the squared distance to its corner farthest from q, and
+    # _min_box2(lo, hi, node, reflected) (the same sum in the same order).
     box, near = 0.0, 0.0
     for j in range(q.shape[0]):
         low, high = lo[node, j], hi[node, j]
@@ -200,9 +206,8 @@ def _farthest_from(q, anchor, first_leaf, start, stop, head, end, members, P, sc
         if node < 0:
             continue
         s = start[node]
-        leaf = node - first_leaf
-        _leaf_distances32(Q32, leaf, stop[node] - s, q32, buffer32)
-        margin = _screen_margin(norm2[leaf], query_norm2, q.shape[0])
+        margin = _screen_leaf(Q32, norm2, node - first_leaf, stop[node] - s, q32,
+                              query_norm2, buffer32)
         work[1] += stop[node] - s
         for i in range(stop[node] - s):
             t = s + i
@@ -217,8 +222,8 @@ def _farthest_from(q, anchor, first_leaf, start, stop, head, end, members, P, sc
     return best_row, best_record, best
 
 
-for _name in ("_leaf_distances32", "_screen_query", "_screen_margin", "_nearest", "_far_bound",
-              "_heap_push", "_heap_pop", "_farthest_from"):
+for _name in ("_leaf_distances32", "_screen_query", "_screen_margin", "_screen_leaf", "_nearest",
+              "_far_bound", "_heap_push", "_heap_pop", "_farthest_from"):
     _compiled = kernel(globals()[_name])  # in dependency order, as in spatial_index
     if _compiled is not None:
         globals()[_name] = _compiled
