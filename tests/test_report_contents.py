@@ -14,6 +14,7 @@ from core.methods.registry import get_method
 from core.pipeline.warnings import ReleaseWarning
 from core.report import report_html, write_report
 from core.report.provenance import software_version
+from core.report.summary import summary_frame
 
 QI = ("age", "years_education", "income", "hours_worked", "household_size")
 
@@ -126,3 +127,20 @@ def test_cancelling_leaves_no_report(tmp_path, tfirst, survey):
         write_report(tfirst, target, original=survey, state=state)
     assert not target.exists() and list(tmp_path.iterdir()) == []
     assert any("Drawing" in m for m in steps)
+
+
+@pytest.mark.parametrize("method, blocks, expected", [
+    ("mdav", None, "none"),
+    ("mdav", "age,income;years_education,hours_worked,household_size",
+     "age, income ; years_education, hours_worked, household_size"),
+    ("individual-ranking", None, "none (the method masks each quasi-identifier on its own)"),
+])
+def test_the_attribute_blocks_are_listed_only_when_the_run_masked_blocks(survey, method,
+                                                                        blocks, expected):
+    roles = RoleSpec(quasi_identifiers=QI, identifiers=("person_id",),
+                     non_confidential=("region", "health_spending"))
+    result = anonymize(survey, roles, method, k=5, blocks=blocks)
+    page = report_html(result)
+    assert f"<th>Attribute blocks</th><td>{escape(expected)}</td>" in page
+    summary = summary_frame(result)
+    assert summary.loc[summary["item"] == "Attribute blocks", "value"].tolist() == [expected]

@@ -27,7 +27,7 @@ from core.progress import TaskState
 from core.report import plots as _plots
 from core.report.meanings import meaning
 from core.report.provenance import file_sha256, software_version
-from core.report.summary import option_label, option_text, summary_frame
+from core.report.summary import blocks_text, option_label, option_text, summary_frame
 
 __all__ = ["report_html", "report_figures"]
 
@@ -143,8 +143,7 @@ def _method_rows(result) -> tuple[list, list]:
 
 def _option_rows(result) -> list[tuple[str, str]]:
     options = dict(getattr(result, "options", None) or {})
-    rows = [("Attribute blocks", " ; ".join(", ".join(b) for b in result.blocks)
-             or "one block of every quasi-identifier"),
+    rows = [("Attribute blocks", blocks_text(result)),
             ("Strata", ", ".join(result.roles.strata) or "none")]
     options.pop("blocks", None)  # the blocks used are the row above
     rows += [(option_label(name), option_text(value)) for name, value in options.items()]

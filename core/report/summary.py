@@ -36,7 +36,7 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
         ("Confidential", ", ".join(roles.confidential)),
         ("Identifiers (dropped)", ", ".join(roles.identifiers)),
         ("Strata", ", ".join(roles.strata)),
-        ("Attribute blocks", " ; ".join(", ".join(b) for b in result.blocks)),
+        ("Attribute blocks", blocks_text(result)),
         ("Guarantee", result.guarantee_text),
         ("Records", m.n_records),
         ("Groups", m.n_groups),
@@ -113,6 +113,20 @@ OPTION_LABELS = {
     "confidential_bounds": "Bounds of the confidential attributes",
     "missing": "Records with missing values",
 }
+
+
+def blocks_text(result) -> str:
+    """A run's attribute blocks in words: "none" unless it masked blocks on their own.
+
+    ``result.blocks`` always holds the blocks used: one block of every quasi-identifier
+    for a run without blocks, one block per attribute for a per-attribute method. Listing
+    their columns would read as if blocks had been asked for, so those say so in words.
+    """
+    if getattr(get_method(result.method), "scope", "") == "per-attribute":
+        return "none (the method masks each quasi-identifier on its own)"
+    if len(result.blocks) <= 1:
+        return "none"
+    return " ; ".join(", ".join(b) for b in result.blocks)
 
 
 def option_label(name: str) -> str:
