@@ -20,9 +20,13 @@ def test_warm_up_runs_every_option_of_every_method_it_is_given(monkeypatch):
     reports = []
     assert warmup.warm_up(report=reports.append) > 0
     # MDAV: 2 growths × 3 refinements; the univariate method refuses three attributes
-    # and runs on the single one.
-    assert len(reports) == 7
+    # and runs on the single one; then MDAV on 4,000 records, for the helper thread.
+    assert len(reports) == 8
     assert sum(r.startswith("optimal-univariate") for r in reports) == 1
+    assert reports[-1] == "mdav on two threads: compiled"
+    from core.methods import spatial_parallel
+    if spatial_parallel.helper_wanted(6):
+        assert spatial_parallel._serve.signatures  # the helper's loop ran, compiled
 
 
 def test_the_command_line_flag_warms_up_and_exits(monkeypatch, capsys):

@@ -36,6 +36,7 @@ from core.data.aggregate import aggregate
 from core.data.roles import RoleSpec
 from core.errors import Cancelled
 from core.methods.registry import MethodInput, get_method
+from core.methods.spatial_parallel import single_thread
 from core.pipeline import prepare_run
 from core.pipeline.partition import partition_blocks
 from core.progress import TaskState
@@ -107,7 +108,17 @@ def warm_up(table: pd.DataFrame, job: BlockJob) -> float:
 
 
 def run_block(table: pd.DataFrame, job: BlockJob) -> tuple[pd.DataFrame, dict]:
-    """Microaggregate one block; its released table (same rows and order) and figures."""
+    """Microaggregate one block; its released table (same rows and order) and figures.
+
+    The block's searches stay on the worker's thread (no helper thread,
+    :mod:`core.methods.spatial_parallel`): the cluster's workers already fill the
+    machine's processors, and a second thread per worker would only compete with them.
+    """
+    with single_thread():
+        return _run_block(table, job)
+
+
+def _run_block(table: pd.DataFrame, job: BlockJob) -> tuple[pd.DataFrame, dict]:
     began = time.perf_counter()
     table = table.reset_index(drop=True)
     roles = job.roles

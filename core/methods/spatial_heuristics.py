@@ -21,6 +21,7 @@ import numpy as np
 
 from core.compiled import kernel
 from core.methods import spatial_index as index
+from core.methods import spatial_parallel as parallel
 from core.methods import spatial_search as search
 from core.methods.pool import column_sums
 from core.progress import TaskState
@@ -70,16 +71,28 @@ def _take(group, size, gid, X, tree, alive, labels, total, st):
                         total[j] += X[i, j]
 
 
-def _grow(t0, k, nc, tree, taken, scratch, group):
-    """Records of the group grown from the first live record of row ``t0``, ascending."""
+def _nearest(q, m, tree, taken, anchor, scratch):
+    """The m live records nearest to q into ``scratch[3]``: on two threads when the run
+    has a helper (:mod:`core.methods.spatial_parallel`), the same answer either way."""
     (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
      rho2) = tree
     stack, stack_d2, best_d2, best_id, touched, buffer32, work = scratch[:7]
-    q32 = scratch[9]
+    ctrl, query, shared, mine, spare, helping = scratch[10]
+    if ctrl[parallel.ON]:
+        return parallel.nearest(q, m, ctrl, query, shared, tree, taken, anchor, mine, spare,
+                                helping, best_id)
+    return search._nearest(q, m, taken, first_leaf, start, stop, head, end, members, P,
+                           screen, lo, hi, cnt, stack, stack_d2, best_d2, best_id, buffer32,
+                           scratch[9], work)
+
+
+def _grow(t0, k, nc, tree, taken, anchor, scratch, group):
+    """Records of the group grown from the first live record of row ``t0``, ascending."""
+    (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
+     rho2) = tree
+    best_id, touched = scratch[3], scratch[4]
     if not nc:
-        size = search._nearest(P[t0], k, taken, first_leaf, start, stop, head, end, members,
-                               P, screen, lo, hi, cnt, stack, stack_d2, best_d2, best_id,
-                               buffer32, q32, work)
+        size = _nearest(P[t0], k, tree, taken, anchor, scratch)
         group[:size] = np.sort(best_id[:size])
         return size
     group[0] = members[head[t0]]
@@ -87,10 +100,7 @@ def _grow(t0, k, nc, tree, taken, scratch, group):
     touched[0] = t0
     total = P[t0].copy()
     for size in range(1, k):
-        centroid = total / size
-        search._nearest(centroid, 1, taken, first_leaf, start, stop, head, end, members, P,
-                        screen, lo, hi, cnt, stack, stack_d2, best_d2, best_id, buffer32, q32,
-                        work)
+        _nearest(total / size, 1, tree, taken, anchor, scratch)
         t = row_of[best_id[0]]
         group[size] = best_id[0]
         taken[t] += 1
@@ -156,18 +166,23 @@ def _form(first, nc, k, max_groups, X, tree, alive, labels, total, st, anchor, s
             st[_TURN] += 1
         else:
             row = _from_centroid(X, tree, total, anchor, shell, st, work)
-        size = _grow(row, k, nc, tree, taken, scratch, group)
+        size = _grow(row, k, nc, tree, taken, anchor, scratch, group)
         r_point = P[row].copy()
         _take(group, size, st[_GROUPS], X, tree, alive, labels, total, st)
         if first == 0 and count >= 3 * k:
-            s_row = search._farthest_from(r_point, anchor, first_leaf, start, stop, head, end,
-                                          members, P, screen, lo, hi, cnt, top, keys,
-                                          nodes, buffer32, q32, work)[0]
-            size = _grow(s_row, k, nc, tree, taken, scratch, group)
+            ctrl, query, shared, mine, spare, helping = scratch[10]
+            if ctrl[parallel.ON]:
+                s_row = parallel.farthest(r_point, ctrl, query, shared, tree, taken, anchor,
+                                          mine, spare, helping)
+            else:
+                s_row = search._farthest_from(r_point, anchor, first_leaf, start, stop, head,
+                                              end, members, P, screen, lo, hi, cnt, top, keys,
+                                              nodes, buffer32, q32, work)[0]
+            size = _grow(s_row, k, nc, tree, taken, anchor, scratch, group)
             _take(group, size, st[_GROUPS], X, tree, alive, labels, total, st)
 
 
-for _name in ("_take", "_grow", "_from_centroid", "_form"):
+for _name in ("_take", "_nearest", "_grow", "_from_centroid", "_form"):
     _compiled = kernel(globals()[_name])
     if _compiled is not None:
         globals()[_name] = _compiled
@@ -223,6 +238,12 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
                np.zeros(int((stop - start).max()) + 1, dtype=np.float32), work,
                np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64),
                np.zeros(d, dtype=np.float32))
+    threads = parallel.helper_wanted(levels)
+    ctrl, query, shared = parallel.new_state(max(levels, 1), d)
+    widest = int((stop - start).max()) + 1
+    mine, spare, helping = (parallel.part_scratch(n_nodes, depth, k, widest, d)
+                            for _ in range(3))
+    scratch += ((ctrl, query, shared, mine, spare, helping),)
     alive = np.ones(n, dtype=bool)
     labels = np.full(n, -1, dtype=np.int64)
     taken = np.zeros(len(P), dtype=np.int64)
@@ -230,14 +251,27 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
     # At least _STEPS progress reports per run, and one every tenth of a second or so.
     most = max(1, -(-n // (k * _STEPS)))
     chunk = min(16, most)
-    while not st[_DONE]:
-        began = time.perf_counter()
-        _form(_FIRST[first], growth == "nc", k, chunk, X, tree, alive, labels, total, st,
-              anchor, shell, rho2_b, shell_b, references, taken, scratch, group)
-        if st[_BAD]:
-            raise AssertionError("spatial index: a group took a record out of queue order")
-        state.step((n - st[_COUNT]) / n, f"{name}: {st[_GROUPS]} groups formed")
-        spent = time.perf_counter() - began
-        chunk = int(min(max(chunk * (0.1 / max(spent, 1e-4)), 1), 4 * chunk + 1, most))
+    helper = (parallel.SearchHelper(ctrl, query, shared, tree, taken, anchor, helping)
+              if threads else None)
+    try:
+        while not st[_DONE]:
+            began = time.perf_counter()
+            before = st[_GROUPS]
+            if helper is not None:
+                helper.begin()
+            try:
+                _form(_FIRST[first], growth == "nc", k, chunk, X, tree, alive, labels, total,
+                      st, anchor, shell, rho2_b, shell_b, references, taken, scratch, group)
+            finally:
+                if helper is not None:
+                    helper.end(time.perf_counter() - began, st[_GROUPS] - before)
+            if st[_BAD]:
+                raise AssertionError("spatial index: a group took a record out of queue order")
+            state.step((n - st[_COUNT]) / n, f"{name}: {st[_GROUPS]} groups formed")
+            spent = time.perf_counter() - began
+            chunk = int(min(max(chunk * (0.1 / max(spent, 1e-4)), 1), 4 * chunk + 1, most))
+    finally:
+        if helper is not None:
+            helper.close()
     fixed_size_indexed.work = work
     return labels

@@ -9,8 +9,9 @@ administrator preparing a shared installation).
 
 Every registered method runs, with each of its options, on a small synthetic table,
 through :func:`core.pipeline.run.anonymize`, so the measures, the verifier and the
-t-closeness steps are compiled as well. A method that refuses the small table is
-skipped: warming up is a convenience, never a check.
+t-closeness steps are compiled as well, and MDAV once more on 4,000 records, for the
+searches' helper thread. A method that refuses the small table is skipped: warming up is
+a convenience, never a check.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from core.compiled import COMPILED
 from core.data.roles import RoleSpec
 from core.errors import MicroaggError
 from core.methods.contract import Options
+from core.methods.heuristics import fixed_size
 from core.methods.registry import methods
 from core.pipeline.run import anonymize
 
@@ -76,4 +78,9 @@ def warm_up(report=print) -> float:
                 if report is not None:
                     report(f"{method.name} {settings}: compiled")
                 break
+    # A run of a few thousand records or more searches on two threads
+    # (core.methods.spatial_parallel); one such run compiles the helper's loop too.
+    fixed_size(np.random.default_rng(0).normal(size=(4000, 3)), k=3, first="mdav")
+    if report is not None:
+        report("mdav on two threads: compiled")
     return time.perf_counter() - began

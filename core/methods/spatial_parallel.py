@@ -1,0 +1,440 @@
+"""The searches of :mod:`core.methods.spatial_search` on two threads: the run's own and
+a helper that takes half of each search.
+
+Split
+    The k-d tree's nodes at one depth (about sixteen leaves below each) are dealt out
+    alternately: part 0 searches the subtrees of even rank at that depth, part 1 those
+    of odd rank (siblings always differ), both from the root down. Each part keeps its
+    own best answers and publishes its bound (the m-th best distance of a nearest
+    search, the best distance of a farthest one) in a shared slot; a part prunes with
+    the better of its own bound and the other's. A bound is always the distance of a
+    live record, so pruning with the other part's is pruning with a record that is
+    there: a node or row is skipped only when strictly worse, as in the one-thread
+    searches. The answer is the better of the two parts' answers under the same order
+    (distance, then the record first in the input), so it is the one-thread answer
+    exactly; the tests compare them.
+Handing over
+    The run's thread publishes a search (its query and kind, then a sequence number s,
+    with release order) and searches part 0. The helper, spinning on the sequence
+    number while a run is forming groups, claims part 1 with an atomic compare-and-swap
+    of a claim word from 4s to 4s + 1 and publishes the end of its part. Having finished
+    part 0, the run's thread tries the same swap to 4s + 2: if it wins, the helper was
+    not there (asleep, busy or descheduled) and it searches part 1 itself; if it loses,
+    it waits for the helper's part. So the run never waits for a helper that has not
+    started, and on a machine whose other core is busy it runs about as fast as on one
+    thread. A wait longer than ``PATIENCE`` spins (a helper descheduled mid-part) is
+    given up: the run's thread searches part 1 itself in its own scratch arrays.
+Idle
+    The helper spins only while the run is inside its compiled loop
+    (:meth:`SearchHelper.resume`/:meth:`~SearchHelper.pause` around it) and otherwise
+    waits on an event, using no processor.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from core.compiled import COMPILED, kernel
+from core.methods.spatial_index import _distance2, _insert, _min_box2, _push_children
+from core.methods.spatial_search import (_far_bound, _heap_pop, _heap_push, _screen_leaf,
+                                         _screen_query, _vector_distance2)
+
+__all__ = ["SearchHelper", "helper_wanted", "single_thread", "new_state", "part_scratch"]
+
+# Slots of the control vector (int64).
+(_SEQ, _CLAIM, _DONE, _STOP, _KIND, _M, _SPLIT_LO, _SPLIT_HI, _GAVE_UP, _ON,
+ _PATIENCE) = range(11)
+_NEAREST, _FARTHEST = 0, 1
+ON = _ON  # the slot the compiled loop reads: search on two threads now
+PATIENCE = 20_000_000  # spins (some tens of milliseconds) before part 1 is taken back
+_SUBTREE_LEVELS = 4  # the split depth: this many levels above the leaves
+_MIN_LEVELS = 6  # smaller trees are searched on one thread
+
+_local = threading.local()
+
+if COMPILED:
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    def _pointer(context, builder, sig, args):
+        array = context.make_array(sig.args[0])(context, builder, args[0])
+        return cgutils.get_item_pointer(context, builder, sig.args[0], array, [args[1]])
+
+    @intrinsic
+    def _load(typingctx, array, index):
+        """``array[index]`` read with acquire order (an 8-byte element)."""
+        def codegen(context, builder, sig, args):
+            return builder.load_atomic(_pointer(context, builder, sig, args), "acquire", 8)
+        return array.dtype(array, index), codegen
+
+    @intrinsic
+    def _store(typingctx, array, index, value):
+        """``array[index] = value`` written with release order (an 8-byte element)."""
+        def codegen(context, builder, sig, args):
+            value = context.cast(builder, args[2], sig.args[2], sig.args[0].dtype)
+            builder.store_atomic(value, _pointer(context, builder, sig, args), "release", 8)
+            return context.get_dummy_value()
+        return types.none(array, index, value), codegen
+
+    @intrinsic
+    def _swap(typingctx, array, index, expected, new):
+        """Compare-and-swap of ``array[index]`` from ``expected`` to ``new``; True if done."""
+        def codegen(context, builder, sig, args):
+            dtype = sig.args[0].dtype
+            old = context.cast(builder, args[2], sig.args[2], dtype)
+            value = context.cast(builder, args[3], sig.args[3], dtype)
+            pair = builder.cmpxchg(_pointer(context, builder, sig, args), old, value,
+                                   "acq_rel", "acquire")
+            return builder.extract_value(pair, 1)
+        return types.boolean(array, index, expected, new), codegen
+else:  # pragma: no cover - the one-thread searches are used without compiled kernels
+    _load = _store = _swap = None
+
+
+def _own(node, part, split_lo, split_hi):
+    """Whether ``node`` belongs to ``part`` (nodes off the split depth belong to both)."""
+    return not (split_lo <= node < split_hi) or (node - split_lo) % 2 == part
+
+
+def _nearest_part(q, m, taken, tree, scratch, part, split_lo, split_hi, shared):
+    """:func:`~core.methods.spatial_search._nearest` over ``part``'s subtrees, pruning
+    with the other part's published m-th best as well; its list goes to the scratch."""
+    (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt,
+     top, rho2) = tree
+    stack, stack_d2, best_d2, best_id, buffer32, q32, keys, nodes, out = scratch
+    Q32, norm2, center = screen
+    other = 1 - part
+    size = 0
+    out[0] = 0
+    if cnt[0] == 0:
+        return
+    query_norm2 = _screen_query(q, center, q32)
+    stack[0], stack_d2[0] = 0, _min_box2(lo, hi, 0, q)
+    depth = 1
+    while depth:
+        depth -= 1
+        node = stack[depth]
+        limit = _load(shared, other)
+        if size == m and best_d2[m - 1] < limit:
+            limit = best_d2[m - 1]
+        if stack_d2[depth] > limit or not _own(node, part, split_lo, split_hi):
+            continue
+        if node < first_leaf:
+            depth = _push_children(node, q, lo, hi, cnt, stack, stack_d2, depth)
+            continue
+        s = start[node]
+        margin = _screen_leaf(Q32, norm2, node - first_leaf, stop[node] - s, q32,
+                              query_norm2, buffer32)
+        out[1] += stop[node] - s
+        for i in range(stop[node] - s):
+            if buffer32[i] - margin > limit:
+                continue
+            t = s + i
+            r = head[t] + taken[t]
+            if r >= end[t]:
+                continue
+            d2 = _distance2(P, t, q)
+            if d2 > limit:
+                continue
+            while r < end[t]:
+                record = members[r]
+                if size == m and (d2 > best_d2[m - 1] or
+                                  (d2 == best_d2[m - 1] and record > best_id[m - 1])):
+                    break
+                size = _insert(best_d2, best_id, size, m, d2, record)
+                r += 1
+            if size == m and best_d2[m - 1] < limit:
+                limit = best_d2[m - 1]
+        if size == m:
+            _store(shared, part, best_d2[m - 1])
+    out[0] = size
+
+
+def _farthest_part(q, anchor, tree, scratch, part, split_lo, split_hi, shared):
+    """:func:`~core.methods.spatial_search._farthest_from` over ``part``'s subtrees,
+    pruning with the other part's published best as well; (row, record, d²) go to
+    ``out[2:4]`` and ``best_d2[0]`` (row −1 and d² −1 when the part has no record)."""
+    (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt,
+     top, rho2) = tree
+    stack, stack_d2, best_d2, best_id, buffer32, q32, keys, nodes, out = scratch
+    Q32, norm2, center = screen
+    other = 1 - part
+    query_norm2 = _screen_query(q, center, q32)
+    reflected = 2.0 * anchor - q
+    spread = 2.0 * _vector_distance2(anchor, q)
+    scale = _vector_distance2(reflected, np.zeros_like(q))
+    best_row, best_record, best = -1, -1, -1.0
+    size = _heap_push(keys, nodes, 0, np.inf, 0) if cnt[0] else 0
+    while size:
+        bound, node = keys[0], nodes[0]
+        size = _heap_pop(keys, nodes, size)
+        limit = max(best, _load(shared, other))
+        if bound < limit:
+            break
+        while node < first_leaf:  # down to a leaf through the child of larger bound
+            a, b = 2 * node + 1, 2 * node + 2
+            if not _own(a, part, split_lo, split_hi):
+                a = b
+            elif not _own(b, part, split_lo, split_hi):
+                b = a
+            da = _far_bound(a, q, reflected, spread, scale, lo, hi, cnt, top)
+            db = _far_bound(b, q, reflected, spread, scale, lo, hi, cnt, top)
+            if db > da:
+                a, b, da, db = b, a, db, da
+            if b != a and cnt[b] and db >= limit:
+                size = _heap_push(keys, nodes, size, db, b)
+            if not cnt[a] or da < limit:
+                node = -1
+                break
+            node = a
+        if node < 0:
+            continue
+        s = start[node]
+        margin = _screen_leaf(Q32, norm2, node - first_leaf, stop[node] - s, q32,
+                              query_norm2, buffer32)
+        out[1] += stop[node] - s
+        for i in range(stop[node] - s):
+            t = s + i
+            if head[t] >= end[t] or buffer32[i] + margin < limit:
+                continue
+            d2 = _distance2(P, t, q)
+            if d2 < limit:
+                continue
+            record = members[head[t]]
+            if d2 > best or (d2 == best and record < best_record):
+                best_row, best_record, best = t, record, d2
+                limit = max(limit, best)
+        _store(shared, part, best)
+    out[2], out[3], best_d2[0] = best_row, best_record, best
+
+
+def _search(ctrl, query, shared, tree, taken, anchor, scratch, part):
+    """Part ``part`` of the published search (kind, m and split in ``ctrl``)."""
+    if ctrl[_KIND] == _NEAREST:
+        _nearest_part(query, ctrl[_M], taken, tree, scratch, part, ctrl[_SPLIT_LO],
+                      ctrl[_SPLIT_HI], shared)
+    else:
+        _farthest_part(query, anchor, tree, scratch, part, ctrl[_SPLIT_LO], ctrl[_SPLIT_HI],
+                       shared)
+
+
+def _serve(ctrl, query, shared, tree, taken, anchor, scratch):
+    """The helper's loop: claim part 1 of each new search until ``ctrl[_STOP]``."""
+    last = -1
+    while not _load(ctrl, _STOP):
+        seq = _load(ctrl, _SEQ)
+        if seq == last:
+            continue
+        last = seq
+        if _swap(ctrl, _CLAIM, 4 * seq, 4 * seq + 1):
+            _search(ctrl, query, shared, tree, taken, anchor, scratch, 1)
+            _store(ctrl, _DONE, seq)
+
+
+def _publish(ctrl, query, shared, kind, m, q):
+    """Make a search the current one; return its sequence number."""
+    seq = ctrl[_SEQ] + 1
+    query[:] = q
+    ctrl[_KIND], ctrl[_M] = kind, m
+    init = np.inf if kind == _NEAREST else -1.0
+    _store(shared, 0, init)
+    _store(shared, 1, init)
+    _store(ctrl, _CLAIM, 4 * seq)
+    _store(ctrl, _SEQ, seq)
+    return seq
+
+
+def _finish(ctrl, query, shared, tree, taken, anchor, spare, helper, seq):
+    """After part 0: part 1 here unless the helper claimed it, else wait for it (or,
+    past ``ctrl[_PATIENCE]`` spins, do it here after all); the scratch holding it."""
+    if _swap(ctrl, _CLAIM, 4 * seq, 4 * seq + 2):
+        _search(ctrl, query, shared, tree, taken, anchor, spare, 1)
+        return spare
+    spins = 0
+    while _load(ctrl, _DONE) != seq:
+        spins += 1
+        if spins > ctrl[_PATIENCE]:  # the helper may still be in this search: no more
+            ctrl[_GAVE_UP] += 1  # searches on two threads until it is back (begin)
+            ctrl[_ON] = 0
+            _search(ctrl, query, shared, tree, taken, anchor, spare, 1)
+            return spare
+    return helper
+
+
+def _run(ctrl, query, shared, tree, taken, anchor, mine, spare, helper, kind, m, q):
+    """Publish a search, do part 0, and part 1 too unless the helper took it; return
+    the scratch holding part 1's answer."""
+    seq = _publish(ctrl, query, shared, kind, m, q)
+    _search(ctrl, query, shared, tree, taken, anchor, mine, 0)
+    return _finish(ctrl, query, shared, tree, taken, anchor, spare, helper, seq)
+
+
+def _merge(mine, other, m, best_id):
+    """The m first of the two parts' nearest lists (distance, then record) into
+    ``best_id``; returns how many."""
+    d0, i0, n0 = mine[2], mine[3], mine[-1][0]
+    d1, i1, n1 = other[2], other[3], other[-1][0]
+    a, b, size = 0, 0, 0
+    while size < m and (a < n0 or b < n1):
+        if b >= n1 or (a < n0 and (d0[a] < d1[b] or (d0[a] == d1[b] and i0[a] < i1[b]))):
+            best_id[size] = i0[a]
+            a += 1
+        else:
+            best_id[size] = i1[b]
+            b += 1
+        size += 1
+    return size
+
+
+def nearest(q, m, ctrl, query, shared, tree, taken, anchor, mine, spare, helper, best_id):
+    """The m live records nearest to q into ``best_id`` (ascending distance, then record),
+    as :func:`~core.methods.spatial_search._nearest`; returns how many."""
+    other = _run(ctrl, query, shared, tree, taken, anchor, mine, spare, helper, _NEAREST, m,
+                 q)
+    return _merge(mine, other, m, best_id)
+
+
+def farthest(q, ctrl, query, shared, tree, taken, anchor, mine, spare, helper):
+    """Row of the live record farthest from q (ties to the first record), as
+    :func:`~core.methods.spatial_search._farthest_from`."""
+    other = _run(ctrl, query, shared, tree, taken, anchor, mine, spare, helper, _FARTHEST, 1,
+                 q)
+    b0, b1 = mine[2][0], other[2][0]
+    r0, r1 = mine[-1][3], other[-1][3]
+    if b1 > b0 or (b1 == b0 and r1 >= 0 and (r0 < 0 or r1 < r0)):
+        return other[-1][2]
+    return mine[-1][2]
+
+
+for _name in ("_own", "_nearest_part", "_farthest_part", "_search", "_serve", "_publish",
+              "_finish", "_run", "_merge", "nearest", "farthest"):
+    _compiled = kernel(globals()[_name])
+    if _compiled is not None:
+        globals()[_name] = _compiled
+
+
+def part_scratch(n_nodes: int, depth: int, m: int, leaf: int, d: int) -> tuple:
+    """One part's arrays: the stack, the heap, its best list and counters."""
+    return (np.zeros(depth, dtype=np.int64), np.zeros(depth), np.zeros(max(m, 1)),
+            np.zeros(max(m, 1), dtype=np.int64), np.zeros(leaf, dtype=np.float32),
+            np.zeros(d, dtype=np.float32), np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64),
+            np.zeros(4, dtype=np.int64))
+
+
+def new_state(levels: int, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(ctrl, query, shared)`` for a tree of ``levels`` levels: the split depth set."""
+    if levels < 1:
+        raise ValueError("a tree of one leaf cannot be split")
+    ctrl = np.zeros(11, dtype=np.int64)
+    depth = max(1, levels - _SUBTREE_LEVELS)
+    ctrl[_SPLIT_LO], ctrl[_SPLIT_HI] = (1 << depth) - 1, (1 << (depth + 1)) - 1
+    ctrl[_STOP], ctrl[_PATIENCE] = 1, PATIENCE
+    return ctrl, np.zeros(d), np.zeros(2)
+
+
+def helper_wanted(levels: int) -> bool:
+    """Whether a run on a tree of ``levels`` levels gets a helper thread: compiled, two
+    processors or more, a tree deep enough, not switched off
+    (``MICROAGG_SEARCH_THREADS=1``) and not inside :func:`single_thread`."""
+    return (COMPILED and levels >= max(_MIN_LEVELS, 1) and (os.cpu_count() or 1) >= 2
+            and os.environ.get("MICROAGG_SEARCH_THREADS", "") != "1"
+            and not getattr(_local, "single", False))
+
+
+class single_thread:
+    """Within this block, runs on the calling thread get no helper (e.g. a cluster
+    worker, whose processes already fill the machine's processors)."""
+
+    def __enter__(self):
+        self._before = getattr(_local, "single", False)
+        _local.single = True
+        return self
+
+    def __exit__(self, *exc):
+        _local.single = self._before
+        return False
+
+
+class SearchHelper:
+    """The helper thread of one run (module notes).
+
+    The run calls :meth:`begin` before each stretch of its compiled loop and :meth:`end`
+    after it (also after an error), and :meth:`close` at the end. ``ctrl[ON]`` tells the
+    compiled loop whether this stretch searches on two threads. Which way is faster
+    depends on what else the machine runs, so it is measured: every ``_PROBE``-th
+    stretch goes the other way, and its seconds per group are compared with the mean
+    of the stretches just before and after it (the cost of a group drifts as records
+    leave; the mean of both neighbours cancels the drift). A probe faster by 15 % changes
+    the way: a busy second processor makes the helper's half late, and the run then
+    keeps to one thread until a probe finds two faster again.
+    """
+
+    _PROBE = 8
+
+    def __init__(self, ctrl, query, shared, tree, taken, anchor, scratch):
+        self._ctrl = ctrl
+        self._arguments = (ctrl, query, shared, tree, taken, anchor, scratch)
+        self._wake = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._closed = False
+        self._two = True  # the way taken between probes
+        self._stretches: list[tuple[bool, float]] = []  # (probe, seconds per group)
+        self._thread = threading.Thread(target=self._loop, name="microagg-search-helper",
+                                        daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            if self._closed:
+                return
+            _serve(*self._arguments)
+            self._idle.set()
+
+    def begin(self) -> None:
+        """Choose the way of the next stretch; wake the helper for two threads (only
+        when it is idle: after a given-up wait it may still be in an old search)."""
+        probe = len(self._stretches) % self._PROBE == self._PROBE - 1
+        two = (self._two != probe) and self._idle.is_set()
+        self._ctrl[_ON] = int(two)
+        self._probe, self._woken = probe, two
+        if two:
+            self._idle.clear()
+            self._ctrl[_STOP] = 0
+            self._wake.set()
+
+    def end(self, seconds: float, groups: int) -> None:
+        """Stop the helper's spinning; weigh a probe once the stretch after it is done."""
+        self._ctrl[_STOP] = 1
+        self._ctrl[_ON] = 0
+        if self._woken:
+            self._idle.wait(0.01)  # it leaves its loop at once, unless it is stuck
+        self._stretches.append((self._probe, seconds / max(groups, 1)))
+        if len(self._stretches) >= 3:
+            (before_probe, before), (probe, tried), (after_probe, after) = \
+                self._stretches[-3:]
+            if probe and not before_probe and not after_probe and \
+                    tried < 0.85 * 0.5 * (before + after):
+                self._two = not self._two
+
+    @property
+    def two_threads(self) -> bool:
+        """The way taken between probes (True: two threads)."""
+        return self._two
+
+    def close(self) -> None:
+        self._closed = True
+        self._ctrl[_STOP] = 1
+        self._wake.set()
+        self._thread.join()
+
+    @property
+    def gave_up(self) -> int:
+        """Searches whose part 1 the run's thread took back after waiting too long."""
+        return int(self._ctrl[_GAVE_UP])

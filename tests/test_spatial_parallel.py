@@ -1,0 +1,272 @@
+"""The searches on two threads (core.methods.spatial_parallel) give the one-thread answers.
+
+Each search is compared with an exact scan (distance, then input order) on tables with
+ties, near-ties and records already grouped, three ways: the run's thread doing both
+parts, a helper thread taking part 1, and a helper whose part is given up at once (the
+run's thread then searches it itself). Whole runs of MDAV, CBFS and TFRP on two threads
+must give the reference's labels.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from core.compiled import COMPILED
+from core.errors import Cancelled
+from core.methods import spatial_index as index
+from core.methods import spatial_parallel as parallel
+from core.methods import spatial_search as search
+from core.methods.heuristics import FIRST_RECORD, GROWTH, fixed_size, fixed_size_reference
+from core.progress import TaskState
+
+pytestmark = pytest.mark.skipif(not COMPILED, reason="numba is switched off")
+
+
+def _index(X, taken_out, rng):
+    """The index of fixed_size_indexed over X with ``taken_out`` records already grouped
+    (each from the front of its row's queue, as a group takes them); the live records."""
+    members, starts, row_of = index.distinct_rows(X)
+    P = X[members[starts[:-1]]]
+    perm, start, stop, levels = index.build_tree(P, index.LEAF_SIZE)
+    P = np.ascontiguousarray(P[perm])
+    head, end = starts[:-1][perm].copy(), starts[1:][perm].copy()
+    alive = np.ones(len(X), dtype=bool)
+    for t in rng.permutation(len(P))[:taken_out]:
+        alive[members[head[t]]] = False
+        head[t] += 1
+    n_nodes, d = len(start), X.shape[1]
+    lo, hi = np.zeros((n_nodes, d)), np.zeros((n_nodes, d))
+    cnt, top, rho2 = np.zeros(n_nodes, dtype=np.int64), np.zeros(n_nodes), np.zeros(len(P))
+    first_leaf = (1 << levels) - 1
+    anchor = X[alive].mean(axis=0)
+    index._anchor_at(anchor, P, head, end, rho2)
+    index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
+    screen = search.screen_blocks(P, start, stop, levels)
+    tree = (P, screen, head, end, members, np.zeros(1, dtype=np.int64),
+            np.zeros(1, dtype=np.int64), start, stop, first_leaf, lo, hi, cnt, top, rho2)
+    return tree, levels, anchor, alive
+
+
+def _ready(helper):
+    """Wait until the helper has entered and left its loop once (the first entry may
+    compile it), then forget that stretch."""
+    helper.begin()
+    helper.end(0.0, 1)
+    assert helper._idle.wait(300)
+    helper._stretches.clear()
+
+
+def _scan(X, alive, q):
+    d2 = ((X - q) ** 2).sum(axis=1)
+    live = np.flatnonzero(alive)
+    order = live[np.lexsort((live, d2[live]))]
+    return order, live[np.lexsort((live, -d2[live]))][0]
+
+
+@pytest.mark.parametrize("way", ["one thread does both parts", "helper", "helper given up"])
+@pytest.mark.parametrize("case", ["normal", "ties", "near ties far out", "few rows"])
+def test_two_thread_searches_equal_an_exact_scan(way, case):
+    rng = np.random.default_rng(len(case) + len(way))
+    if case == "normal":
+        X = rng.normal(size=(4000, 5))
+    elif case == "ties":
+        X = rng.integers(0, 4, size=(4000, 3)).astype(float)
+    elif case == "near ties far out":
+        X = np.round(rng.normal(size=(4000, 3)) * 1e-3, 7)
+        X[::2] += 1e4
+    else:
+        X = rng.normal(size=(100, 4))[rng.integers(0, 100, 3000)]  # a tree of 2 leaves
+    tree, levels, anchor, alive = _index(X, len(X) // 4, rng)
+    ctrl, query, shared = parallel.new_state(levels, X.shape[1])
+    m = 7
+    depth = 2 * levels + 8
+    widest = int((tree[8] - tree[7]).max()) + 1
+    mine, spare, helping = (parallel.part_scratch(len(tree[7]), depth, m, widest, X.shape[1])
+                            for _ in range(3))
+    taken = np.zeros(len(tree[0]), dtype=np.int64)
+    helper = None
+    if way != "one thread does both parts":
+        helper = parallel.SearchHelper(ctrl, query, shared, tree, taken, anchor, helping)
+        _ready(helper)
+        ctrl[parallel._PATIENCE] = 0 if way == "helper given up" else parallel.PATIENCE
+    best = np.zeros(m, dtype=np.int64)
+
+    def search(function, *arguments):
+        if helper is not None:
+            helper.begin()  # two threads unless a probe or the helper is not back yet
+        try:
+            return function(*arguments)
+        finally:
+            if helper is not None:
+                helper.end(1e-3, 1)
+
+    try:
+        for row in rng.integers(0, len(X), 40):
+            q = X[row] + rng.normal(size=X.shape[1]) * 1e-4
+            nearest, farthest = _scan(X, alive, q)
+            size = search(parallel.nearest, q, m, ctrl, query, shared, tree, taken, anchor,
+                          mine, spare, helping, best)
+            assert best[:size].tolist() == nearest[:m].tolist()
+            t = search(parallel.farthest, q, ctrl, query, shared, tree, taken, anchor, mine,
+                       spare, helping)
+            assert tree[4][tree[2][t]] == farthest
+    finally:
+        if helper is not None:
+            helper.close()
+
+
+if COMPILED:
+    from numba import njit
+
+    @njit(nogil=True)
+    def _claim(ctrl, seq):
+        """What the helper does first: claim part 1 of search ``seq``."""
+        return parallel._swap(ctrl, parallel._CLAIM, 4 * seq, 4 * seq + 1)
+
+    @njit(nogil=True)
+    def _done(ctrl, seq):
+        parallel._store(ctrl, parallel._DONE, seq)
+
+
+@pytest.mark.parametrize("helper", ["absent", "claims and finishes", "claims and stalls"])
+def test_each_handover_gives_the_exact_answer(helper):
+    """The three ways part 1 reaches the run, step by step on one thread: the run takes
+    it (no helper), the helper's finished part, and a helper that claimed it and stalls
+    (the run waits ``ctrl[_PATIENCE]`` spins, then searches part 1 itself and leaves two
+    threads off until the helper is back)."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(5000, 4))
+    tree, levels, anchor, alive = _index(X, 1000, rng)
+    ctrl, query, shared = parallel.new_state(levels, 4)
+    ctrl[parallel._PATIENCE] = 1000
+    m = 6
+    mine, spare, helping = (parallel.part_scratch(len(tree[7]), 2 * levels + 8, m,
+                                                  int((tree[8] - tree[7]).max()) + 1, 4)
+                            for _ in range(3))
+    taken = np.zeros(len(tree[0]), dtype=np.int64)
+    best = np.zeros(m, dtype=np.int64)
+    for row in rng.integers(0, len(X), 20):
+        q = X[row] + 1e-3
+        ctrl[parallel.ON] = 1
+        seq = parallel._publish(ctrl, query, shared, parallel._NEAREST, m, q)
+        if helper != "absent":
+            assert _claim(ctrl, seq)
+        if helper == "claims and finishes":
+            parallel._search(ctrl, query, shared, tree, taken, anchor, helping, 1)
+            _done(ctrl, seq)
+        parallel._search(ctrl, query, shared, tree, taken, anchor, mine, 0)
+        gave_up = ctrl[parallel._GAVE_UP]
+        other = parallel._finish(ctrl, query, shared, tree, taken, anchor, spare, helping,
+                                 seq)
+        size = parallel._merge(mine, other, m, best)
+        assert best[:size].tolist() == _scan(X, alive, q)[0][:m].tolist()
+        stalled = helper == "claims and stalls"
+        assert ctrl[parallel._GAVE_UP] == gave_up + stalled
+        assert ctrl[parallel.ON] == (not stalled)
+        assert not _claim(ctrl, seq)  # claimed once only
+
+
+@pytest.fixture
+def two_threads_on_small_trees(monkeypatch):
+    """Every run gets its helper, however small its tree, split two levels up."""
+    monkeypatch.setattr(parallel, "_MIN_LEVELS", 1)
+    monkeypatch.setattr(parallel, "_SUBTREE_LEVELS", 2)
+    monkeypatch.delenv("MICROAGG_SEARCH_THREADS", raising=False)
+
+
+@pytest.mark.parametrize("data", ["normal", "integer grid", "few distinct rows"])
+def test_whole_runs_on_two_threads_equal_the_reference(two_threads_on_small_trees, data):
+    rng = np.random.default_rng(len(data))
+    if data == "normal":
+        X = rng.normal(size=(1500, 4)) * rng.uniform(0.1, 10, size=4)
+    elif data == "integer grid":
+        X = rng.integers(0, 3, size=(1200, 3)).astype(float)
+    else:
+        X = rng.normal(size=(4, 5))[rng.integers(0, 4, size=1500)]
+    for first in FIRST_RECORD:
+        for growth in GROWTH:
+            fast = fixed_size(X, k=4, first=first, growth=growth)
+            slow = fixed_size_reference(X, k=4, first=first, growth=growth)
+            assert np.array_equal(fast, slow), (first, growth)
+
+
+def test_a_busy_helper_is_measured_and_left_out():
+    """The way of each stretch follows the measured seconds per group: probes that are
+    15 % faster on one thread switch the run to one thread, and back."""
+    X = np.random.default_rng(0).normal(size=(800, 3))
+    tree, levels, anchor, alive = _index(X, 0, np.random.default_rng(1))
+    ctrl, query, shared = parallel.new_state(levels, 3)
+    helping = parallel.part_scratch(len(tree[7]), 2 * levels + 8, 3, 64, 3)
+    helper = parallel.SearchHelper(ctrl, query, shared, tree,
+                                   np.zeros(len(tree[0]), dtype=np.int64), anchor, helping)
+    _ready(helper)
+    ways = []
+    try:
+        for i in range(48):
+            helper.begin()
+            two = bool(ctrl[parallel.ON])
+            ways.append(two)
+            slow_way = two if i < 24 else not two  # two threads slow first, then one
+            helper.end(1.3 if slow_way else 1.0, 1)  # 1.3 s against 1.0 s per group
+    finally:
+        helper.close()
+    # Every 8th stretch is a probe of the other way, weighed once the next one is done.
+    assert ways[:7] == [True] * 7 and not ways[7]  # the first probe: one thread ...
+    assert ways[8] and ways[9:15] == [False] * 6  # ... was faster: the run keeps to it
+    assert ways[15] and ways[16:23] == [False] * 7  # two threads still slower
+    assert ways[31] and not ways[32]  # from stretch 24 one thread is the slow way
+    assert ways[33:39] == [True] * 6 and not ways[39] and ways[40:47] == [True] * 7
+    assert not any(t.name == "microagg-search-helper" for t in threading.enumerate())
+
+
+def test_noise_below_the_threshold_keeps_two_threads():
+    X = np.random.default_rng(0).normal(size=(800, 3))
+    tree, levels, anchor, alive = _index(X, 0, np.random.default_rng(1))
+    ctrl, query, shared = parallel.new_state(levels, 3)
+    helping = parallel.part_scratch(len(tree[7]), 2 * levels + 8, 3, 64, 3)
+    helper = parallel.SearchHelper(ctrl, query, shared, tree,
+                                   np.zeros(len(tree[0]), dtype=np.int64), anchor, helping)
+    _ready(helper)
+    try:
+        for i in range(40):
+            helper.begin()
+            helper.end(1.0 if ctrl[parallel.ON] else 0.9, 1)  # one thread 10 % faster
+            assert helper.two_threads
+    finally:
+        helper.close()
+
+
+def test_who_gets_a_helper(monkeypatch):
+    monkeypatch.delenv("MICROAGG_SEARCH_THREADS", raising=False)
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 2)
+    assert parallel.helper_wanted(12)
+    assert not parallel.helper_wanted(parallel._MIN_LEVELS - 1)  # a small table
+    with parallel.single_thread():  # a cluster worker
+        assert not parallel.helper_wanted(12)
+        done = []
+        other = threading.Thread(target=lambda: done.append(parallel.helper_wanted(12)))
+        other.start()
+        other.join()
+        assert done == [True]  # the switch is the calling thread's own
+    assert parallel.helper_wanted(12)
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 1)
+    assert not parallel.helper_wanted(12)
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 2)
+    monkeypatch.setenv("MICROAGG_SEARCH_THREADS", "1")
+    assert not parallel.helper_wanted(12)
+
+
+def test_cancel_leaves_no_helper_behind(monkeypatch):
+    monkeypatch.delenv("MICROAGG_SEARCH_THREADS", raising=False)
+    X = np.random.default_rng(0).normal(size=(120_000, 6))
+    state = TaskState()
+    timer = threading.Timer(0.3, state.cancel)
+    timer.start()
+    with pytest.raises(Cancelled):
+        fixed_size(X, k=5, state=state)
+    time.sleep(0.05)
+    assert not any(t.name == "microagg-search-helper" for t in threading.enumerate())
