@@ -32,6 +32,7 @@ Idle
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 
@@ -368,9 +369,11 @@ class SearchHelper:
     depends on what else the machine runs, so it is measured: every ``_PROBE``-th
     stretch goes the other way, and its seconds per group are compared with the mean
     of the stretches just before and after it (the cost of a group drifts as records
-    leave; the mean of both neighbours cancels the drift). A probe faster by 15 % changes
-    the way: a busy second processor makes the helper's half late, and the run then
-    keeps to one thread until a probe finds two faster again.
+    leave; the mean of both neighbours cancels the drift). Each probe gives an estimate
+    of log(one thread / two threads); their running mean (each new probe weighs half)
+    chooses the way: a busy second processor makes the helper's half late, and the run
+    then keeps to one thread until the probes find two faster again. One noisy probe
+    does not turn a run around that earlier probes found clearly faster one way.
     """
 
     _PROBE = 8
@@ -383,7 +386,8 @@ class SearchHelper:
         self._idle.set()
         self._closed = False
         self._two = True  # the way taken between probes
-        self._stretches: list[tuple[bool, float]] = []  # (probe, seconds per group)
+        self._gain = None  # running mean of log(one thread / two threads) from probes
+        self._stretches: list[tuple[bool, float]] = []  # (two threads, seconds per group)
         self._thread = threading.Thread(target=self._loop, name="microagg-search-helper",
                                         daemon=True)
         self._thread.start()
@@ -403,7 +407,7 @@ class SearchHelper:
         probe = len(self._stretches) % self._PROBE == self._PROBE - 1
         two = (self._two != probe) and self._idle.is_set()
         self._ctrl[_ON] = int(two)
-        self._probe, self._woken = probe, two
+        self._woken = two
         if two:
             self._idle.clear()
             self._ctrl[_STOP] = 0
@@ -415,13 +419,18 @@ class SearchHelper:
         self._ctrl[_ON] = 0
         if self._woken:
             self._idle.wait(0.01)  # it leaves its loop at once, unless it is stuck
-        self._stretches.append((self._probe, seconds / max(groups, 1)))
+        self._stretches.append((self._woken, seconds / max(groups, 1)))
         if len(self._stretches) >= 3:
-            (before_probe, before), (probe, tried), (after_probe, after) = \
-                self._stretches[-3:]
-            if probe and not before_probe and not after_probe and \
-                    tried < 0.85 * 0.5 * (before + after):
-                self._two = not self._two
+            (two_before, before), (two, tried), (two_after, after) = self._stretches[-3:]
+            # The stretch before last was a probe when it went the other way from both
+            # of its neighbours (a stretch whose helper was not back went one thread).
+            if two_before == two_after != two and min(before, tried, after) > 0:
+                estimate = math.log(tried / (0.5 * (before + after)))
+                if two:  # the probe had two threads, its neighbours one
+                    estimate = -estimate
+                self._gain = estimate if self._gain is None else \
+                    0.5 * (self._gain + estimate)
+                self._two = self._gain >= 0.0
 
     @property
     def two_threads(self) -> bool:
