@@ -58,6 +58,7 @@ def _ready(helper):
     helper.end(0.0, 1)
     assert helper._idle.wait(300)
     helper._stretches.clear()
+    helper._since = 0
 
 
 def _scan(X, alive, q):
@@ -194,9 +195,9 @@ def test_whole_runs_on_two_threads_equal_the_reference(two_threads_on_small_tree
             assert np.array_equal(fast, slow), (first, growth)
 
 
-def test_a_busy_helper_is_measured_and_left_out():
-    """The way of each stretch follows the measured seconds per group: probes that find
-    one thread faster switch the run to one thread, and later ones switch it back."""
+def _ways(stretches, seconds_per_group):
+    """The way ("2": two threads, "1": one) of each stretch of a run whose stretches
+    take ``seconds_per_group(i, two)``."""
     X = np.random.default_rng(0).normal(size=(800, 3))
     tree, levels, anchor, alive = _index(X, 0, np.random.default_rng(1))
     ctrl, query, shared = parallel.new_state(levels, 3)
@@ -204,48 +205,49 @@ def test_a_busy_helper_is_measured_and_left_out():
     helper = parallel.SearchHelper(ctrl, query, shared, tree,
                                    np.zeros(len(tree[0]), dtype=np.int64), anchor, helping)
     _ready(helper)
-    ways = []
+    ways = ""
     try:
-        for i in range(48):
+        for i in range(stretches):
             helper.begin()
             two = bool(ctrl[parallel.ON])
-            ways.append(two)
-            slow_way = two if i < 24 else not two  # two threads slow first, then one
-            helper.end(1.3 if slow_way else 1.0, 1)  # 1.3 s against 1.0 s per group
+            ways += "2" if two else "1"
+            helper.end(seconds_per_group(i, two), 1)
     finally:
         helper.close()
-    # Every 8th stretch is a probe of the other way, weighed once the next one is done.
-    assert ways[:7] == [True] * 7 and not ways[7]  # the first probe: one thread ...
-    assert ways[8] and ways[9:15] == [False] * 6  # ... was faster: the run keeps to it
-    assert ways[15] and ways[16:23] == [False] * 7  # two threads still slower
-    assert ways[31] and not ways[32]  # from stretch 24 one thread is the slow way
-    assert ways[33:39] == [True] * 6 and not ways[39] and ways[40:47] == [True] * 7
     assert not any(t.name == "microagg-search-helper" for t in threading.enumerate())
+    return ways
+
+
+def test_a_busy_helper_is_measured_and_left_out():
+    """Two threads 15 % slower for 24 stretches (a busy machine), then 15 % faster. The
+    third stretch probes one thread, which wins: the run keeps to one thread, probing
+    two every 8th stretch, until the probe at stretch 26 finds two threads faster."""
+    ways = _ways(48, lambda i, two: 1.15 if (two if i < 24 else not two) else 1.0)
+    assert ways == "2212" "111111" "2" "1111111" "2" "1111111" "2" "1" \
+        "222222" "1" "2222222" "1" "22222"
 
 
 def test_one_noisy_probe_does_not_turn_the_run_around():
-    """Two threads clearly faster (1.0 against 1.3 s per group); the second probe
-    happens to find one thread a little faster (0.95): the run stays on two threads."""
-    X = np.random.default_rng(0).normal(size=(800, 3))
-    tree, levels, anchor, alive = _index(X, 0, np.random.default_rng(1))
-    ctrl, query, shared = parallel.new_state(levels, 3)
-    helping = parallel.part_scratch(len(tree[7]), 2 * levels + 8, 3, 64, 3)
-    helper = parallel.SearchHelper(ctrl, query, shared, tree,
-                                   np.zeros(len(tree[0]), dtype=np.int64), anchor, helping)
-    _ready(helper)
-    probes = 0
-    try:
-        for i in range(40):
-            helper.begin()
-            if ctrl[parallel.ON]:
-                helper.end(1.0, 1)
-            else:
-                probes += 1
-                helper.end(0.95 if probes == 2 else 1.3, 1)
-            assert helper.two_threads, i
-    finally:
-        helper.close()
-    assert probes == 5
+    """Two threads clearly faster (1.0 against 1.3 s per group): probes come every 32nd
+    stretch; the second finds one thread a little faster (0.95), and the run stays on
+    two threads, probing every 8th stretch again."""
+    probes = []
+
+    def seconds(i, two):
+        if two:
+            return 1.0
+        probes.append(i)
+        return 0.95 if len(probes) == 2 else 1.3
+
+    ways = _ways(48, seconds)
+    assert probes == [2, 34, 42]
+    assert ways == "".join("1" if i in probes else "2" for i in range(48))
+
+
+def test_a_clear_winner_is_probed_less_often():
+    """One thread twice as fast: after the first probe the next comes 32 stretches on."""
+    ways = _ways(80, lambda i, two: 2.0 if two else 1.0)
+    assert [i for i, way in enumerate(ways) if way == "2"] == [0, 1, 3, 34, 66]
 
 
 def test_who_gets_a_helper(monkeypatch):

@@ -366,17 +366,19 @@ class SearchHelper:
     The run calls :meth:`begin` before each stretch of its compiled loop and :meth:`end`
     after it (also after an error), and :meth:`close` at the end. ``ctrl[ON]`` tells the
     compiled loop whether this stretch searches on two threads. Which way is faster
-    depends on what else the machine runs, so it is measured: every ``_PROBE``-th
-    stretch goes the other way, and its seconds per group are compared with the mean
-    of the stretches just before and after it (the cost of a group drifts as records
-    leave; the mean of both neighbours cancels the drift). Each probe gives an estimate
-    of log(one thread / two threads); their running mean (each new probe weighs half)
-    chooses the way: a busy second processor makes the helper's half late, and the run
-    then keeps to one thread until the probes find two faster again. One noisy probe
-    does not turn a run around that earlier probes found clearly faster one way.
+    depends on what else the machine runs, so it is measured: the third stretch, then
+    every ``_PROBE``-th, goes the other way, and its seconds per group are compared with
+    the mean of the stretches just before and after it (the cost of a group drifts as
+    records leave; the mean of both neighbours cancels the drift). Each probe gives an
+    estimate of log(one thread / two threads); their running mean (each new probe weighs
+    half) chooses the way: a busy second processor makes the helper's half late, and the
+    run then keeps to one thread until the probes find two faster again. One noisy probe
+    does not turn a run around that earlier probes found clearly faster one way. Once
+    one way is clearly faster (by more than e^0.2, 22 %), a probe comes every
+    ``_PROBE_CLEAR``-th stretch only, as a probe costs what the other way loses.
     """
 
-    _PROBE = 8
+    _PROBE_FIRST, _PROBE, _PROBE_CLEAR, _CLEAR = 3, 8, 32, 0.2  # stretches per probe
 
     def __init__(self, ctrl, query, shared, tree, taken, anchor, scratch):
         self._ctrl = ctrl
@@ -387,6 +389,7 @@ class SearchHelper:
         self._closed = False
         self._two = True  # the way taken between probes
         self._gain = None  # running mean of log(one thread / two threads) from probes
+        self._since = 0  # stretches since the last probe
         self._stretches: list[tuple[bool, float]] = []  # (two threads, seconds per group)
         self._thread = threading.Thread(target=self._loop, name="microagg-search-helper",
                                         daemon=True)
@@ -404,7 +407,13 @@ class SearchHelper:
     def begin(self) -> None:
         """Choose the way of the next stretch; wake the helper for two threads (only
         when it is idle: after a given-up wait it may still be in an old search)."""
-        probe = len(self._stretches) % self._PROBE == self._PROBE - 1
+        clear = self._gain is not None and abs(self._gain) > self._CLEAR
+        self._since += 1
+        every = (self._PROBE_FIRST if self._gain is None else
+                 self._PROBE_CLEAR if clear else self._PROBE)
+        probe = self._since >= every
+        if probe:
+            self._since = 0
         two = (self._two != probe) and self._idle.is_set()
         self._ctrl[_ON] = int(two)
         self._woken = two
