@@ -17,6 +17,7 @@ import pytest
 
 from core.compiled import COMPILED
 from core.errors import Cancelled
+from core.methods import atomics
 from core.methods import spatial_index as index
 from core.methods import spatial_parallel as parallel
 from core.methods import spatial_search as search
@@ -126,11 +127,11 @@ if COMPILED:
     @njit(nogil=True)
     def _claim(ctrl, seq):
         """What the helper does first: claim part 1 of search ``seq``."""
-        return parallel._swap(ctrl, parallel._CLAIM, 4 * seq, 4 * seq + 1)
+        return atomics.swap(ctrl, parallel._CLAIM, 4 * seq, 4 * seq + 1)
 
     @njit(nogil=True)
     def _done(ctrl, seq):
-        parallel._store(ctrl, parallel._DONE, seq)
+        atomics.store(ctrl, parallel._DONE, seq)
 
 
 @pytest.mark.parametrize("helper", ["absent", "claims and finishes", "claims and stalls"])

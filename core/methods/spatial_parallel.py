@@ -4,10 +4,13 @@ a helper that takes half of each search.
 Split
     The k-d tree's nodes at one depth (about sixteen leaves below each) are dealt out
     alternately: part 0 searches the subtrees of even rank at that depth, part 1 those
-    of odd rank (siblings always differ), both from the root down. Each part keeps its
-    own best answers and publishes its bound (the m-th best distance of a nearest
-    search, the best distance of a farthest one) in a shared slot; a part prunes with
-    the better of its own bound and the other's. A bound is always the distance of a
+    of odd rank (siblings always differ), both from the root down
+    (:func:`~core.methods.spatial_search._nearest_part`,
+    :func:`~core.methods.spatial_search._farthest_part`; a one-thread search is part 0
+    of a tree that is not split). Each part keeps its own best answers and publishes its
+    bound (the m-th best distance of a nearest search, the best distance of a farthest
+    one) in a shared slot; a part prunes with the better of its own bound and the
+    other's. A bound is always the distance of a
     live record, so pruning with the other part's is pruning with a record that is
     there: a node or row is skipped only when strictly worse, as in the one-thread
     searches. The answer is the better of the two parts' answers under the same order
@@ -26,7 +29,7 @@ Handing over
     given up: the run's thread searches part 1 itself in its own scratch arrays.
 Idle
     The helper spins only while the run is inside its compiled loop
-    (:meth:`SearchHelper.resume`/:meth:`~SearchHelper.pause` around it) and otherwise
+    (:meth:`SearchHelper.begin`/:meth:`~SearchHelper.end` around it) and otherwise
     waits on an event, using no processor.
 """
 
@@ -39,9 +42,8 @@ import threading
 import numpy as np
 
 from core.compiled import COMPILED, kernel
-from core.methods.spatial_index import _distance2, _insert, _min_box2, _push_children
-from core.methods.spatial_search import (_far_bound, _heap_pop, _heap_push, _screen_leaf,
-                                         _screen_query, _vector_distance2)
+from core.methods import spatial_search as search
+from core.methods.atomics import load as _load, store as _store, swap as _swap
 
 __all__ = ["SearchHelper", "helper_wanted", "single_thread", "new_state", "part_scratch"]
 
@@ -56,171 +58,24 @@ _MIN_LEVELS = 6  # smaller trees are searched on one thread
 
 _local = threading.local()
 
-if COMPILED:
-    from numba import types
-    from numba.core import cgutils
-    from numba.extending import intrinsic
-
-    def _pointer(context, builder, sig, args):
-        array = context.make_array(sig.args[0])(context, builder, args[0])
-        return cgutils.get_item_pointer(context, builder, sig.args[0], array, [args[1]])
-
-    @intrinsic
-    def _load(typingctx, array, index):
-        """``array[index]`` read with acquire order (an 8-byte element)."""
-        def codegen(context, builder, sig, args):
-            return builder.load_atomic(_pointer(context, builder, sig, args), "acquire", 8)
-        return array.dtype(array, index), codegen
-
-    @intrinsic
-    def _store(typingctx, array, index, value):
-        """``array[index] = value`` written with release order (an 8-byte element)."""
-        def codegen(context, builder, sig, args):
-            value = context.cast(builder, args[2], sig.args[2], sig.args[0].dtype)
-            builder.store_atomic(value, _pointer(context, builder, sig, args), "release", 8)
-            return context.get_dummy_value()
-        return types.none(array, index, value), codegen
-
-    @intrinsic
-    def _swap(typingctx, array, index, expected, new):
-        """Compare-and-swap of ``array[index]`` from ``expected`` to ``new``; True if done."""
-        def codegen(context, builder, sig, args):
-            dtype = sig.args[0].dtype
-            old = context.cast(builder, args[2], sig.args[2], dtype)
-            value = context.cast(builder, args[3], sig.args[3], dtype)
-            pair = builder.cmpxchg(_pointer(context, builder, sig, args), old, value,
-                                   "acq_rel", "acquire")
-            return builder.extract_value(pair, 1)
-        return types.boolean(array, index, expected, new), codegen
-else:  # pragma: no cover - the one-thread searches are used without compiled kernels
-    _load = _store = _swap = None
-
-
-def _own(node, part, split_lo, split_hi):
-    """Whether ``node`` belongs to ``part`` (nodes off the split depth belong to both)."""
-    return not (split_lo <= node < split_hi) or (node - split_lo) % 2 == part
-
-
-def _nearest_part(q, m, taken, tree, scratch, part, split_lo, split_hi, shared):
-    """:func:`~core.methods.spatial_search._nearest` over ``part``'s subtrees, pruning
-    with the other part's published m-th best as well; its list goes to the scratch."""
-    (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt,
-     top, rho2) = tree
-    stack, stack_d2, best_d2, best_id, buffer32, q32, keys, nodes, out = scratch
-    Q32, norm2, center = screen
-    other = 1 - part
-    size = 0
-    out[0] = 0
-    if cnt[0] == 0:
-        return
-    query_norm2 = _screen_query(q, center, q32)
-    stack[0], stack_d2[0] = 0, _min_box2(lo, hi, 0, q)
-    depth = 1
-    while depth:
-        depth -= 1
-        node = stack[depth]
-        limit = _load(shared, other)
-        if size == m and best_d2[m - 1] < limit:
-            limit = best_d2[m - 1]
-        if stack_d2[depth] > limit or not _own(node, part, split_lo, split_hi):
-            continue
-        if node < first_leaf:
-            depth = _push_children(node, q, lo, hi, cnt, stack, stack_d2, depth)
-            continue
-        s = start[node]
-        margin = _screen_leaf(Q32, norm2, node - first_leaf, stop[node] - s, q32,
-                              query_norm2, buffer32)
-        out[1] += stop[node] - s
-        for i in range(stop[node] - s):
-            if buffer32[i] - margin > limit:
-                continue
-            t = s + i
-            r = head[t] + taken[t]
-            if r >= end[t]:
-                continue
-            d2 = _distance2(P, t, q)
-            if d2 > limit:
-                continue
-            while r < end[t]:
-                record = members[r]
-                if size == m and (d2 > best_d2[m - 1] or
-                                  (d2 == best_d2[m - 1] and record > best_id[m - 1])):
-                    break
-                size = _insert(best_d2, best_id, size, m, d2, record)
-                r += 1
-            if size == m and best_d2[m - 1] < limit:
-                limit = best_d2[m - 1]
-        if size == m:
-            _store(shared, part, best_d2[m - 1])
-    out[0] = size
-
-
-def _farthest_part(q, anchor, tree, scratch, part, split_lo, split_hi, shared):
-    """:func:`~core.methods.spatial_search._farthest_from` over ``part``'s subtrees,
-    pruning with the other part's published best as well; (row, record, d²) go to
-    ``out[2:4]`` and ``best_d2[0]`` (row −1 and d² −1 when the part has no record)."""
-    (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt,
-     top, rho2) = tree
-    stack, stack_d2, best_d2, best_id, buffer32, q32, keys, nodes, out = scratch
-    Q32, norm2, center = screen
-    other = 1 - part
-    query_norm2 = _screen_query(q, center, q32)
-    reflected = 2.0 * anchor - q
-    spread = 2.0 * _vector_distance2(anchor, q)
-    scale = _vector_distance2(reflected, np.zeros_like(q))
-    best_row, best_record, best = -1, -1, -1.0
-    size = _heap_push(keys, nodes, 0, np.inf, 0) if cnt[0] else 0
-    while size:
-        bound, node = keys[0], nodes[0]
-        size = _heap_pop(keys, nodes, size)
-        limit = max(best, _load(shared, other))
-        if bound < limit:
-            break
-        while node < first_leaf:  # down to a leaf through the child of larger bound
-            a, b = 2 * node + 1, 2 * node + 2
-            if not _own(a, part, split_lo, split_hi):
-                a = b
-            elif not _own(b, part, split_lo, split_hi):
-                b = a
-            da = _far_bound(a, q, reflected, spread, scale, lo, hi, cnt, top)
-            db = _far_bound(b, q, reflected, spread, scale, lo, hi, cnt, top)
-            if db > da:
-                a, b, da, db = b, a, db, da
-            if b != a and cnt[b] and db >= limit:
-                size = _heap_push(keys, nodes, size, db, b)
-            if not cnt[a] or da < limit:
-                node = -1
-                break
-            node = a
-        if node < 0:
-            continue
-        s = start[node]
-        margin = _screen_leaf(Q32, norm2, node - first_leaf, stop[node] - s, q32,
-                              query_norm2, buffer32)
-        out[1] += stop[node] - s
-        for i in range(stop[node] - s):
-            t = s + i
-            if head[t] >= end[t] or buffer32[i] + margin < limit:
-                continue
-            d2 = _distance2(P, t, q)
-            if d2 < limit:
-                continue
-            record = members[head[t]]
-            if d2 > best or (d2 == best and record < best_record):
-                best_row, best_record, best = t, record, d2
-                limit = max(limit, best)
-        _store(shared, part, best)
-    out[2], out[3], best_d2[0] = best_row, best_record, best
-
 
 def _search(ctrl, query, shared, tree, taken, anchor, scratch, part):
-    """Part ``part`` of the published search (kind, m and split in ``ctrl``)."""
+    """Part ``part`` of the published search (kind, m and split in ``ctrl``); its answer
+    goes to the scratch: the nearest list and its length ``out[0]``, or the farthest
+    record's (row, record) in ``out[1:3]`` and its d² in ``best_d2[0]``."""
+    (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt,
+     top, rho2) = tree
+    stack, stack_d2, best_d2, best_id, buffer32, q32, keys, nodes, work, out = scratch
     if ctrl[_KIND] == _NEAREST:
-        _nearest_part(query, ctrl[_M], taken, tree, scratch, part, ctrl[_SPLIT_LO],
-                      ctrl[_SPLIT_HI], shared)
+        out[0] = search._nearest_part(query, ctrl[_M], taken, first_leaf, start, stop, head,
+                                      end, members, P, screen, lo, hi, cnt, stack, stack_d2,
+                                      best_d2, best_id, buffer32, q32, work, part,
+                                      ctrl[_SPLIT_LO], ctrl[_SPLIT_HI], shared)
     else:
-        _farthest_part(query, anchor, tree, scratch, part, ctrl[_SPLIT_LO], ctrl[_SPLIT_HI],
-                       shared)
+        out[1], out[2], best_d2[0] = search._farthest_part(
+            query, anchor, first_leaf, start, stop, head, end, members, P, screen, lo, hi,
+            cnt, top, keys, nodes, buffer32, q32, work, part, ctrl[_SPLIT_LO],
+            ctrl[_SPLIT_HI], shared)
 
 
 def _serve(ctrl, query, shared, tree, taken, anchor, scratch):
@@ -277,8 +132,8 @@ def _run(ctrl, query, shared, tree, taken, anchor, mine, spare, helper, kind, m,
 def _merge(mine, other, m, best_id):
     """The m first of the two parts' nearest lists (distance, then record) into
     ``best_id``; returns how many."""
-    d0, i0, n0 = mine[2], mine[3], mine[-1][0]
-    d1, i1, n1 = other[2], other[3], other[-1][0]
+    d0, i0, n0 = mine[2], mine[3], mine[9][0]
+    d1, i1, n1 = other[2], other[3], other[9][0]
     a, b, size = 0, 0, 0
     while size < m and (a < n0 or b < n1):
         if b >= n1 or (a < n0 and (d0[a] < d1[b] or (d0[a] == d1[b] and i0[a] < i1[b]))):
@@ -305,25 +160,26 @@ def farthest(q, ctrl, query, shared, tree, taken, anchor, mine, spare, helper):
     other = _run(ctrl, query, shared, tree, taken, anchor, mine, spare, helper, _FARTHEST, 1,
                  q)
     b0, b1 = mine[2][0], other[2][0]
-    r0, r1 = mine[-1][3], other[-1][3]
+    r0, r1 = mine[9][2], other[9][2]
     if b1 > b0 or (b1 == b0 and r1 >= 0 and (r0 < 0 or r1 < r0)):
-        return other[-1][2]
-    return mine[-1][2]
+        return other[9][1]
+    return mine[9][1]
 
 
-for _name in ("_own", "_nearest_part", "_farthest_part", "_search", "_serve", "_publish",
-              "_finish", "_run", "_merge", "nearest", "farthest"):
+for _name in ("_search", "_serve", "_publish", "_finish", "_run", "_merge", "nearest",
+              "farthest"):
     _compiled = kernel(globals()[_name])
     if _compiled is not None:
         globals()[_name] = _compiled
 
 
 def part_scratch(n_nodes: int, depth: int, m: int, leaf: int, d: int) -> tuple:
-    """One part's arrays: the stack, the heap, its best list and counters."""
+    """One part's arrays: the stack, its best list, the screen's buffers, the heap, the
+    rows examined (nearest, farthest) and the answer (:func:`_search`)."""
     return (np.zeros(depth, dtype=np.int64), np.zeros(depth), np.zeros(max(m, 1)),
             np.zeros(max(m, 1), dtype=np.int64), np.zeros(leaf, dtype=np.float32),
             np.zeros(d, dtype=np.float32), np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64),
-            np.zeros(4, dtype=np.int64))
+            np.zeros(2, dtype=np.int64), np.zeros(3, dtype=np.int64))
 
 
 def new_state(levels: int, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

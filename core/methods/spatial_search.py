@@ -9,6 +9,12 @@ Float32 screen
     reference's sum) only of the rows that the float32 distance, widened by its rounding
     bound (:func:`_screen_margin`), cannot rule out. A search at a million records waits
     on memory; a leaf read in float32 is half the bytes.
+Parts
+    Each search can be split in two parts that share the tree
+    (:mod:`core.methods.spatial_parallel` runs them on two threads): part 0 takes the
+    subtrees of even rank at one depth, part 1 those of odd rank (:func:`_own`), and
+    each prunes with the other's bound as well as its own (``shared``). A one-thread
+    search is part 0 of a tree that is not split, with nothing from another part.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.compiled import kernel
+from core.methods import atomics
 from core.methods.spatial_index import (_SLACK, _distance2, _insert, _min_box2, _push_children,
                                         _vector_distance2, leaf_blocks)
 
@@ -66,17 +73,35 @@ def _screen_leaf(Q32, norm2, leaf, size, q32, query_norm2, buffer32):
     return _screen_margin(norm2[leaf], query_norm2, q32.shape[0])
 
 
+def _own(node, part, split_lo, split_hi):
+    """Whether ``node`` belongs to ``part``: of the nodes ``split_lo`` to ``split_hi − 1``
+    (one depth of the tree), part 0 searches those of even rank and part 1 those of odd
+    rank; every other node belongs to both (module notes)."""
+    return not (split_lo <= node < split_hi) or (node - split_lo) % 2 == part
+
+
 def _nearest(q, m, taken, first_leaf, start, stop, head, end, members, P, screen, lo, hi,
              cnt, stack, stack_d2, best_d2, best_id, buffer32, q32, work):
     """The m live records nearest to q (not the first ``taken[t]`` of row t), ascending.
 
     ``screen`` is ``(Q32, norm2, center)`` (:func:`screen_blocks`): a row whose float32
     distance is beyond the m-th best by more than :func:`_screen_margin` is passed over;
-    the others are measured exactly (:func:`_distance2`).
+    the others are measured exactly (:func:`_distance2`). The whole tree is one part.
     """
+    return _nearest_part(q, m, taken, first_leaf, start, stop, head, end, members, P, screen,
+                         lo, hi, cnt, stack, stack_d2, best_d2, best_id, buffer32, q32, work,
+                         0, 0, 0, np.full(2, np.inf))
+
+
+def _nearest_part(q, m, taken, first_leaf, start, stop, head, end, members, P, screen, lo,
+                  hi, cnt, stack, stack_d2, best_d2, best_id, buffer32, q32, work, part,
+                  split_lo, split_hi, shared):
+    """:func:`_nearest` over ``part``'s subtrees (:func:`_own`); the m-th best so far is
+    published in ``shared[part]`` and the other part's, ``shared[1 − part]`` (∞ until it
+    has m), prunes as well."""
     Q32, norm2, center = screen
+    other = 1 - part
     size = 0
-    depth = 0
     if cnt[0] == 0:
         return 0
     query_norm2 = _screen_query(q, center, q32)
@@ -84,31 +109,40 @@ def _nearest(q, m, taken, first_leaf, start, stop, head, end, members, P, screen
     depth = 1
     while depth:
         depth -= 1
-        node, bound = stack[depth], stack_d2[depth]
-        if size == m and bound > best_d2[m - 1]:
+        node = stack[depth]
+        limit = atomics.load(shared, other)
+        if size == m and best_d2[m - 1] < limit:
+            limit = best_d2[m - 1]
+        if stack_d2[depth] > limit or not _own(node, part, split_lo, split_hi):
             continue
-        if node >= first_leaf:
-            s = start[node]
-            margin = _screen_leaf(Q32, norm2, node - first_leaf, stop[node] - s, q32,
-                                  query_norm2, buffer32)
-            work[0] += stop[node] - s
-            for i in range(stop[node] - s):
-                if size == m and buffer32[i] - margin > best_d2[m - 1]:
-                    continue
-                t = s + i
-                r = head[t] + taken[t]
-                if r >= end[t]:
-                    continue
-                d2 = _distance2(P, t, q)
-                while r < end[t]:
-                    record = members[r]
-                    if size == m and (d2 > best_d2[m - 1] or
-                                      (d2 == best_d2[m - 1] and record > best_id[m - 1])):
-                        break
-                    size = _insert(best_d2, best_id, size, m, d2, record)
-                    r += 1
+        if node < first_leaf:
+            depth = _push_children(node, q, lo, hi, cnt, stack, stack_d2, depth)
             continue
-        depth = _push_children(node, q, lo, hi, cnt, stack, stack_d2, depth)
+        s = start[node]
+        margin = _screen_leaf(Q32, norm2, node - first_leaf, stop[node] - s, q32,
+                              query_norm2, buffer32)
+        work[0] += stop[node] - s
+        for i in range(stop[node] - s):
+            if buffer32[i] - margin > limit:
+                continue
+            t = s + i
+            r = head[t] + taken[t]
+            if r >= end[t]:
+                continue
+            d2 = _distance2(P, t, q)
+            if d2 > limit:
+                continue
+            while r < end[t]:
+                record = members[r]
+                if size == m and (d2 > best_d2[m - 1] or
+                                  (d2 == best_d2[m - 1] and record > best_id[m - 1])):
+                    break
+                size = _insert(best_d2, best_id, size, m, d2, record)
+                r += 1
+            if size == m and best_d2[m - 1] < limit:
+                limit = best_d2[m - 1]
+        if size == m:
+            atomics.store(shared, part, best_d2[m - 1])
     return size
 
 
@@ -176,30 +210,45 @@ def _farthest_from(q, anchor, first_leaf, start, stop, head, end, members, P, sc
     the nodes on that path. Every node whose bound is not below the best is still
     visited, so the answer does not depend on the order. A row is measured exactly only
     when its float32 distance (``screen``, as in :func:`_nearest`) may reach the best.
+    The whole tree is one part; (−1, −1, −1) when no record is live.
     """
+    return _farthest_part(q, anchor, first_leaf, start, stop, head, end, members, P, screen,
+                          lo, hi, cnt, top, keys, nodes, buffer32, q32, work, 0, 0, 0,
+                          np.full(2, -1.0))
+
+
+def _farthest_part(q, anchor, first_leaf, start, stop, head, end, members, P, screen, lo,
+                   hi, cnt, top, keys, nodes, buffer32, q32, work, part, split_lo, split_hi,
+                   shared):
+    """:func:`_farthest_from` over ``part``'s subtrees (:func:`_own`); the best so far is
+    published in ``shared[part]``, and the other part's prunes as well."""
     Q32, norm2, center = screen
+    other = 1 - part
     query_norm2 = _screen_query(q, center, q32)
     reflected = 2.0 * anchor - q
     spread = 2.0 * _vector_distance2(anchor, q)
     scale = _vector_distance2(reflected, np.zeros_like(q))
     best_row, best_record, best = -1, -1, -1.0
-    if cnt[0] == 0:
-        return best_row, best_record, best
-    size = _heap_push(keys, nodes, 0, np.inf, 0)
+    size = _heap_push(keys, nodes, 0, np.inf, 0) if cnt[0] else 0
     while size:
         bound, node = keys[0], nodes[0]
         size = _heap_pop(keys, nodes, size)
-        if bound < best:
+        limit = max(best, atomics.load(shared, other))
+        if bound < limit:
             break
         while node < first_leaf:  # down to a leaf through the child of larger bound
             a, b = 2 * node + 1, 2 * node + 2
+            if not _own(a, part, split_lo, split_hi):
+                a = b
+            elif not _own(b, part, split_lo, split_hi):
+                b = a
             da = _far_bound(a, q, reflected, spread, scale, lo, hi, cnt, top)
             db = _far_bound(b, q, reflected, spread, scale, lo, hi, cnt, top)
             if db > da:
                 a, b, da, db = b, a, db, da
-            if cnt[b] and db >= best:
+            if b != a and cnt[b] and db >= limit:
                 size = _heap_push(keys, nodes, size, db, b)
-            if not cnt[a] or da < best:
+            if not cnt[a] or da < limit:
                 node = -1
                 break
             node = a
@@ -211,19 +260,22 @@ def _farthest_from(q, anchor, first_leaf, start, stop, head, end, members, P, sc
         work[1] += stop[node] - s
         for i in range(stop[node] - s):
             t = s + i
-            if head[t] >= end[t] or buffer32[i] + margin < best:
+            if head[t] >= end[t] or buffer32[i] + margin < limit:
                 continue
             d2 = _distance2(P, t, q)
-            if d2 < best:
+            if d2 < limit:
                 continue
             record = members[head[t]]
             if d2 > best or (d2 == best and record < best_record):
                 best_row, best_record, best = t, record, d2
+                limit = max(limit, best)
+        atomics.store(shared, part, best)
     return best_row, best_record, best
 
 
-for _name in ("_leaf_distances32", "_screen_query", "_screen_margin", "_screen_leaf", "_nearest",
-              "_far_bound", "_heap_push", "_heap_pop", "_farthest_from"):
+for _name in ("_leaf_distances32", "_screen_query", "_screen_margin", "_screen_leaf", "_own",
+              "_nearest_part", "_nearest", "_far_bound", "_heap_push", "_heap_pop",
+              "_farthest_part", "_farthest_from"):
     _compiled = kernel(globals()[_name])  # in dependency order, as in spatial_index
     if _compiled is not None:
         globals()[_name] = _compiled
