@@ -80,7 +80,7 @@ def _search(ctrl, query, shared, tree, taken, anchor, scratch, part):
 
 def _serve(ctrl, query, shared, tree, taken, anchor, scratch):
     """The helper's loop: claim part 1 of each new search until ``ctrl[_STOP]``."""
-    last = -1
+    last = 0  # search 0 is never published
     while not _load(ctrl, _STOP):
         seq = _load(ctrl, _SEQ)
         if seq == last:
@@ -189,7 +189,8 @@ def new_state(levels: int, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ctrl = np.zeros(11, dtype=np.int64)
     depth = max(1, levels - _SUBTREE_LEVELS)
     ctrl[_SPLIT_LO], ctrl[_SPLIT_HI] = (1 << depth) - 1, (1 << (depth + 1)) - 1
-    ctrl[_STOP], ctrl[_PATIENCE] = 1, PATIENCE
+    # No search 0 is published: its claim word reads as taken by the run's thread.
+    ctrl[_STOP], ctrl[_PATIENCE], ctrl[_CLAIM] = 1, PATIENCE, 2
     return ctrl, np.zeros(d), np.zeros(2)
 
 
@@ -303,10 +304,12 @@ class SearchHelper:
         return self._two
 
     def close(self) -> None:
+        """Stop the helper. It leaves its loop at once; should it be stuck in a search,
+        the run does not wait for it (a daemon thread, ended with the process)."""
         self._closed = True
         self._ctrl[_STOP] = 1
         self._wake.set()
-        self._thread.join()
+        self._thread.join(5.0)
 
     @property
     def gave_up(self) -> int:
