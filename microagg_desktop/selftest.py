@@ -653,7 +653,9 @@ def _compiled_kernels():
     import numpy as np
 
     from core.compiled import COMPILED, numba_version
+    from core.methods import spatial_parallel as parallel
     from core.methods.heuristics import fixed_size, fixed_size_reference
+    from core.methods.spatial_heuristics import fixed_size_indexed
 
     if not COMPILED:
         raise AssertionError("the compiled kernels are not in use (numba is missing or "
@@ -668,8 +670,23 @@ def _compiled_kernels():
     if not (np.array_equal(first, fixed_size_reference(X, k=5)) and
             np.array_equal(again, first)):
         raise AssertionError("compiled MDAV gave other groups than the reference")
+    threads = ""
+    if parallel.helper_wanted(6):  # two processors: the searches' helper thread takes part
+        bigger = np.random.default_rng(7).normal(size=(20_000, 5))
+        expected = fixed_size_reference(bigger, k=5)
+        for _ in range(5):  # the helper's loop may still be compiling in the first runs
+            if not np.array_equal(fixed_size(bigger, k=5), expected):
+                raise AssertionError("compiled MDAV on two threads gave other groups than "
+                                     "the reference")
+            if fixed_size_indexed.helped:
+                break
+        threads = (f"; on 20,000 records with the search helper (half of "
+                   f"{fixed_size_indexed.helped:,} searches), the same"
+                   if fixed_size_indexed.helped else
+                   "; on 20,000 records the same (the search helper did not take part: "
+                   "the other processor was busy)")
     return (f"numba {numba_version()}: MDAV on 3,000 records equals the reference "
-            f"(first call {first_seconds:.1f} s, then {again_seconds:.3f} s)")
+            f"(first call {first_seconds:.1f} s, then {again_seconds:.3f} s){threads}")
 
 
 def _warm_up_packaged():

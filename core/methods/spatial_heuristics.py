@@ -273,5 +273,6 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
     finally:
         if helper is not None:
             helper.close()
+    fixed_size_indexed.helped = helper.served if helper is not None else 0
     fixed_size_indexed.work = work
     return labels

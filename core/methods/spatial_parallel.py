@@ -49,7 +49,7 @@ __all__ = ["SearchHelper", "helper_wanted", "single_thread", "new_state", "part_
 
 # Slots of the control vector (int64).
 (_SEQ, _CLAIM, _DONE, _STOP, _KIND, _M, _SPLIT_LO, _SPLIT_HI, _GAVE_UP, _ON,
- _PATIENCE) = range(11)
+ _PATIENCE, _SERVED) = range(12)
 _NEAREST, _FARTHEST = 0, 1
 ON = _ON  # the slot the compiled loop reads: search on two threads now
 PATIENCE = 20_000_000  # spins (some tens of milliseconds) before part 1 is taken back
@@ -88,6 +88,7 @@ def _serve(ctrl, query, shared, tree, taken, anchor, scratch):
         last = seq
         if _swap(ctrl, _CLAIM, 4 * seq, 4 * seq + 1):
             _search(ctrl, query, shared, tree, taken, anchor, scratch, 1)
+            ctrl[_SERVED] += 1  # written by the helper only
             _store(ctrl, _DONE, seq)
 
 
@@ -186,7 +187,7 @@ def new_state(levels: int, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(ctrl, query, shared)`` for a tree of ``levels`` levels: the split depth set."""
     if levels < 1:
         raise ValueError("a tree of one leaf cannot be split")
-    ctrl = np.zeros(11, dtype=np.int64)
+    ctrl = np.zeros(12, dtype=np.int64)
     depth = max(1, levels - _SUBTREE_LEVELS)
     ctrl[_SPLIT_LO], ctrl[_SPLIT_HI] = (1 << depth) - 1, (1 << (depth + 1)) - 1
     # No search 0 is published: its claim word reads as taken by the run's thread.
@@ -310,6 +311,11 @@ class SearchHelper:
         self._ctrl[_STOP] = 1
         self._wake.set()
         self._thread.join(5.0)
+
+    @property
+    def served(self) -> int:
+        """Searches whose part 1 the helper did."""
+        return int(self._ctrl[_SERVED])
 
     @property
     def gave_up(self) -> int:
