@@ -14,6 +14,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra.numpy import arrays
 
 from core.compiled import COMPILED
 from core.errors import Cancelled
@@ -217,6 +219,22 @@ def _ways(stretches, seconds_per_group):
         helper.close()
     assert not any(t.name == "microagg-search-helper" for t in threading.enumerate())
     return ways
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(np.float64, st.tuples(st.integers(100, 400), st.integers(1, 3)),
+              elements=st.sampled_from([-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, 1e-9])),
+       st.integers(2, 5), st.sampled_from(FIRST_RECORD), st.sampled_from(GROWTH))
+def test_any_small_tie_heavy_table_on_two_threads(X, k, first, growth):
+    """Whatever the table (a handful of values, so ties everywhere), a run whose every
+    search is split in two parts gives the reference's labels."""
+    saved = parallel._MIN_LEVELS, parallel._SUBTREE_LEVELS
+    parallel._MIN_LEVELS, parallel._SUBTREE_LEVELS = 1, 1
+    try:
+        fast = fixed_size(X, k=k, first=first, growth=growth)
+    finally:
+        parallel._MIN_LEVELS, parallel._SUBTREE_LEVELS = saved
+    assert np.array_equal(fast, fixed_size_reference(X, k=k, first=first, growth=growth))
 
 
 def test_a_busy_helper_is_measured_and_left_out():
