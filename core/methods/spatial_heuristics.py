@@ -86,6 +86,20 @@ def _nearest(q, m, tree, taken, anchor, scratch):
                            scratch[9], work)
 
 
+def _farthest(q, tree, taken, anchor, scratch):
+    """Row of the live record farthest from q: on two threads when the run has a helper,
+    the same answer either way (as :func:`_nearest`)."""
+    (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
+     rho2) = tree
+    buffer32, work, keys, nodes, q32 = scratch[5], scratch[6], scratch[7], scratch[8], scratch[9]
+    ctrl, query, shared, mine, spare, helping = scratch[10]
+    if ctrl[parallel.ON]:
+        return parallel.farthest(q, ctrl, query, shared, tree, taken, anchor, mine, spare,
+                                 helping)
+    return search._farthest_from(q, anchor, first_leaf, start, stop, head, end, members, P,
+                                 screen, lo, hi, cnt, top, keys, nodes, buffer32, q32, work)[0]
+
+
 def _grow(t0, k, nc, tree, taken, anchor, scratch, group):
     """Records of the group grown from the first live record of row ``t0``, ascending."""
     (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
@@ -138,7 +152,7 @@ def _form(first, nc, k, max_groups, X, tree, alive, labels, total, st, anchor, s
     """Form up to ``max_groups`` groups (or finish); the state lives in the arrays."""
     (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
      rho2) = tree
-    buffer32, work, keys, nodes, q32 = scratch[5], scratch[6], scratch[7], scratch[8], scratch[9]
+    work = scratch[6]
     target = st[_GROUPS] + max_groups
     while st[_GROUPS] < target and not st[_DONE]:
         count = st[_COUNT]
@@ -170,19 +184,12 @@ def _form(first, nc, k, max_groups, X, tree, alive, labels, total, st, anchor, s
         r_point = P[row].copy()
         _take(group, size, st[_GROUPS], X, tree, alive, labels, total, st)
         if first == 0 and count >= 3 * k:
-            ctrl, query, shared, mine, spare, helping = scratch[10]
-            if ctrl[parallel.ON]:
-                s_row = parallel.farthest(r_point, ctrl, query, shared, tree, taken, anchor,
-                                          mine, spare, helping)
-            else:
-                s_row = search._farthest_from(r_point, anchor, first_leaf, start, stop, head,
-                                              end, members, P, screen, lo, hi, cnt, top, keys,
-                                              nodes, buffer32, q32, work)[0]
+            s_row = _farthest(r_point, tree, taken, anchor, scratch)
             size = _grow(s_row, k, nc, tree, taken, anchor, scratch, group)
             _take(group, size, st[_GROUPS], X, tree, alive, labels, total, st)
 
 
-for _name in ("_take", "_nearest", "_grow", "_from_centroid", "_form"):
+for _name in ("_take", "_nearest", "_farthest", "_grow", "_from_centroid", "_form"):
     _compiled = kernel(globals()[_name])
     if _compiled is not None:
         globals()[_name] = _compiled
@@ -232,15 +239,15 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
     tree = (P, screen, head, end, members, row_of, leaf_of, start, stop,
             first_leaf, lo, hi, cnt, top, rho2)
     depth = 2 * levels + 8
+    widest = int((stop - start).max()) + 1
     work = np.zeros(4, dtype=np.int64)
     scratch = (np.zeros(depth, dtype=np.int64), np.zeros(depth), np.zeros(k),
                np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64),
-               np.zeros(int((stop - start).max()) + 1, dtype=np.float32), work,
+               np.zeros(widest, dtype=np.float32), work,
                np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64),
                np.zeros(d, dtype=np.float32))
     threads = parallel.helper_wanted(levels)
     ctrl, query, shared = parallel.new_state(max(levels, 1), d)
-    widest = int((stop - start).max()) + 1
     mine, spare, helping = (parallel.part_scratch(n_nodes, depth, k, widest, d)
                             for _ in range(3))
     scratch += ((ctrl, query, shared, mine, spare, helping),)
