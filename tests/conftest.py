@@ -37,8 +37,19 @@ def sample_path() -> Path:
     return REPO / "resources" / "sample_survey.csv"
 
 
+@pytest.fixture(scope="session")
+def compiled_engine() -> None:
+    """The engine's kernels compiled, as the application does at its first start
+    (:mod:`microagg_desktop.engine_warmup`): on a fresh machine the first run would
+    otherwise spend half a minute compiling, and a window test's wait would time that
+    rather than the window. Once the kernels are cached this takes about a second."""
+    from core.pipeline.warmup import warm_up
+
+    warm_up(report=None)  # nothing to do when the compiled path is off
+
+
 @pytest.fixture
-def window(qtbot):
+def window(qtbot, compiled_engine):
     """The main window, shown offscreen; errors are collected in ``window.errors``."""
     from microagg_desktop.main_window import MainWindow
 
