@@ -143,26 +143,3 @@ def test_kfirst_on_the_spatial_pool_equals_reference(distinct_rows, monkeypatch)
     reference = tcloseness.tc_kfirst(X, confidential, k=4, t=0.1)
     np.testing.assert_array_equal(compiled.labels, reference.labels)
     assert (compiled.swaps, compiled.merges) == (reference.swaps, reference.merges)
-
-
-@settings(max_examples=60, deadline=None)
-@given(n=st.integers(1, 300), seed=st.integers(0, 10**6), groups=st.integers(1, 7),
-       kind=st.sampled_from(["normal", "grid", "few rows", "signed zeros"]))
-def test_nearest_by_group_equals_one_pool_per_group(n, seed, groups, kind):
-    """One search answers every group as a pool of that group alone would, removals too."""
-    rng = np.random.default_rng(seed)
-    X = matrix(n, 2, seed, kind)
-    group_of = rng.integers(0, groups, n)
-    pool = SpatialPool(X)
-    members = [np.flatnonzero(group_of == g) for g in range(groups)]
-    alone = [RecordPool(X[m]) for m in members]
-    while pool.count:
-        point = X[rng.integers(0, n)] + rng.choice([0.0, 0.5])
-        want = np.array([min(int(rng.integers(0, 3)), p.count) for p in alone])
-        if not want.sum():
-            want[[p.count > 0 for p in alone].index(True)] = 1
-        expected = [int(m[p.remove(p.nearest(point, 1))[0]])
-                    for p, m, w in zip(alone, members, want) for _ in range(w)]
-        got = pool.nearest_by_group(point, group_of, want)
-        assert got.tolist() == sorted(expected)
-        pool.remove(got)

@@ -203,29 +203,14 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     n, d = X.shape
-    members, starts, row_of = index.distinct_rows(X)
-    state.check()
-    P = X[members[starts[:-1]]]
-    perm, start, stop, levels = index.build_tree(P, index.LEAF_SIZE, state.check)
-    state.check()
-    P = np.ascontiguousarray(P[perm])
-    head, end = starts[:-1][perm].copy(), starts[1:][perm].copy()
-    inverse = np.empty_like(perm)
-    inverse[perm] = np.arange(len(perm))
-    row_of = inverse[row_of]
-    first_leaf = (1 << levels) - 1
-    leaf_of = np.empty(len(P), dtype=np.int64)
-    for node in range(first_leaf, 2 * first_leaf + 1):
-        leaf_of[start[node]:stop[node]] = node
-    n_nodes = len(start)
-    lo, hi = np.zeros((n_nodes, d)), np.zeros((n_nodes, d))
-    cnt, top = np.zeros(n_nodes, dtype=np.int64), np.zeros(n_nodes)
-    rho2, rho2_b = np.zeros(len(P)), np.zeros(len(P))
-    shell, shell_b = np.zeros(len(P), dtype=np.int64), np.zeros(len(P), dtype=np.int64)
     total = column_sums(X)
     references = np.stack([X.max(axis=0), X.min(axis=0)])
     anchor = references[0].copy() if first == "tfrp" else total / n
-    order = index._anchor_at(anchor, P, head, end, rho2)
+    tree, levels, order = search.row_tree(X, anchor, state.check)
+    P, start, stop, head, end, rho2 = tree[0], tree[7], tree[8], tree[2], tree[3], tree[14]
+    n_nodes = len(start)
+    rho2_b = np.zeros(len(P))
+    shell, shell_b = np.zeros(len(P), dtype=np.int64), np.zeros(len(P), dtype=np.int64)
     shell[:len(order)] = order
     st = np.zeros(11, dtype=np.int64)
     st[_COUNT], st[_BUFFER], st[_SHELL_A] = n, n, len(order)
@@ -233,11 +218,6 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
         order = index._anchor_at(references[1], P, head, end, rho2_b)
         shell_b[:len(order)] = order
         st[_SHELL_B] = len(order)
-    index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
-    state.check()
-    screen = search.screen_blocks(P, start, stop, levels)
-    tree = (P, screen, head, end, members, row_of, leaf_of, start, stop,
-            first_leaf, lo, hi, cnt, top, rho2)
     depth = 2 * levels + 8
     widest = int((stop - start).max()) + 1
     work = np.zeros(4, dtype=np.int64)

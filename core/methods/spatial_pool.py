@@ -228,25 +228,6 @@ class SpatialPool:
             distances = np.concatenate(([0.0], distances))
         return positions, distances
 
-    def nearest_by_group(self, point: np.ndarray, group_of: np.ndarray,
-                         want: np.ndarray) -> np.ndarray:
-        """Records (ascending) made of, for every group g, the ``want[g]`` live records of
-        group g nearest to ``point``: what ``want[g]`` successive ``nearest(point, 1)``
-        and ``remove`` calls would take from a pool of group g's records alone (ties to
-        the record first in the input). ``group_of`` gives every record's group.
-        """
-        point = np.ascontiguousarray(point, dtype=np.float64)
-        want = np.asarray(want, dtype=np.int64)
-        widest = max(int(want.max(initial=0)), 1)
-        best_d2, best_id = np.empty((len(want), widest)), np.empty((len(want), widest),
-                                                                   dtype=np.int64)
-        filled = np.zeros(len(want), dtype=np.int64)
-        kernels.nearest_by_group(
-            point, want, group_of, self._nxt, self._first_leaf, self._start, self._stop,
-            self._head, self._end, self._members, self._Q, self._lo, self._hi, self._cnt,
-            self._stack, self._stack_d2, best_d2, best_id, filled, self._buffer_d2)
-        return np.sort(best_id[np.arange(widest) < filled[:, None]])
-
     def remove(self, positions: np.ndarray) -> np.ndarray:
         """Take the records at ``positions`` out of the pool; return them (record numbers)."""
         records = np.array(positions, dtype=np.int64).reshape(-1)

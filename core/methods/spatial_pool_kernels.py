@@ -24,7 +24,7 @@ from core.compiled import kernel
 from core.methods.spatial_index import (_insert, _leaf_distances, _min_box2, _push_children,
                                         _refresh)
 
-__all__ = ["find_live", "remove_records", "nearest_live", "nearest_by_group"]
+__all__ = ["find_live", "remove_records", "nearest_live"]
 
 
 def _find(nxt, slot):
@@ -189,74 +189,11 @@ def _nearest_flat(q, m, blocked, nxt, first_leaf, start, stop, head, end, member
                                   cand_d2, cand_id, size, bound)
     return _finish(cand_d2, cand_id, size, m)
 
-def _worst_pair(want, filled, best_d2, best_id, bound):
-    """``bound`` = the largest (d², record) over the groups' last kept pairs, or ∞ while
-    some group still has room (only then can no record be turned away)."""
-    bound[0], bound[1] = -1.0, -1.0
-    for g in range(want.shape[0]):
-        w = want[g]
-        if w == 0:
-            continue
-        if filled[g] < w:
-            bound[0], bound[1] = np.inf, -1.0
-            return
-        if _after(best_d2[g, w - 1], best_id[g, w - 1], bound[0], bound[1]):
-            bound[0], bound[1] = best_d2[g, w - 1], best_id[g, w - 1]
-
-
-def _nearest_by_group(q, want, group_of, nxt, first_leaf, start, stop, head, end,
-                      members, Q, lo, hi, cnt, stack, stack_d2, best_d2, best_id, filled,
-                      buffer):
-    """For every group g, its ``want[g]`` live records nearest to q, in one tree search.
-
-    Group g's answer is ``best_id[g, :filled[g]]`` (ascending by distance, then record),
-    the same as ``want[g]`` successive nearest-record queries on a pool holding only
-    group g's records. A node is opened while its box could still hold a record some
-    group would take: the bound is the largest of the groups' last kept (d², record)
-    pairs, ∞ while any group has room. A row's queue (identical records in input order)
-    is walked until its next record comes after that bound.
-    """
-    bound = np.empty(2)
-    for g in range(want.shape[0]):
-        filled[g] = 0
-    _worst_pair(want, filled, best_d2, best_id, bound)
-    if cnt[0] == 0:
-        return
-    stack[0], stack_d2[0] = 0, _min_box2(lo, hi, 0, q)
-    depth = 1
-    while depth:
-        depth -= 1
-        node = stack[depth]
-        if stack_d2[depth] > bound[0]:
-            continue
-        if node >= first_leaf:
-            s = start[node]
-            _leaf_distances(Q, node - first_leaf, stop[node] - s, q, buffer)
-            for i in range(stop[node] - s):
-                d2 = buffer[i]
-                t = s + i
-                slot = head[t]
-                while slot < end[t]:
-                    record = members[slot]
-                    if _after(d2, record, bound[0], bound[1]):
-                        break
-                    g = group_of[record]
-                    w = want[g]
-                    if w and (filled[g] < w or _after(best_d2[g, w - 1], best_id[g, w - 1],
-                                                      d2, record)):
-                        filled[g] = _insert(best_d2[g], best_id[g], filled[g], w, d2, record)
-                        if filled[g] == w:
-                            _worst_pair(want, filled, best_d2, best_id, bound)
-                    slot = _find(nxt, slot + 1)
-            continue
-        depth = _push_children(node, q, lo, hi, cnt, stack, stack_d2, depth)
-
 
 for _name in ("_find", "_remove", "_after", "_select_pairs", "_shrink", "_finish",
-              "_offer_row", "_nearest", "_nearest_flat", "_worst_pair", "_nearest_by_group"):
+              "_offer_row", "_nearest", "_nearest_flat"):
     _compiled = kernel(globals()[_name])
     if _compiled is not None:
         globals()[_name] = _compiled
 
 find_live, remove_records, nearest_live = _find, _remove, _nearest
-nearest_by_group = _nearest_by_group

@@ -23,10 +23,11 @@ import numpy as np
 
 from core.compiled import kernel
 from core.methods import atomics
+from core.methods import spatial_index as index
 from core.methods.spatial_index import (_SLACK, _distance2, _insert, _min_box2, _push_children,
                                         _vector_distance2, leaf_blocks)
 
-__all__ = ["screen_blocks"]
+__all__ = ["row_tree", "screen_blocks"]
 
 
 def _leaf_distances32(Q32, leaf, size, q32, buffer32):
@@ -302,3 +303,43 @@ def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: in
     with np.errstate(over="ignore", invalid="ignore"):
         Q32 = leaf_blocks(shifted, start, stop, levels).astype(np.float32)
     return Q32, norm2, center
+
+
+def row_tree(X: np.ndarray, anchor: np.ndarray, check=None):
+    """The records of ``X`` on the spatial index, as the searches take it; returns
+    ``(tree, levels, order)``.
+
+    ``tree`` is ``(P, screen, head, end, members, row_of, leaf_of, start, stop,
+    first_leaf, lo, hi, cnt, top, rho2)``: identical records stored once as a row
+    holding its records in input order (``members[head[t]:end[t]]``, the live ones),
+    rows in k-d tree order, the leaves' boxes, counts and largest ρ² (squared distance
+    to ``anchor``) set, and the float32 screen. ``order`` is the rows sorted by ρ²,
+    largest first (the shell of the farthest-from-centroid search). ``check`` is
+    called between the steps (Cancel).
+    """
+    check = check or (lambda: None)
+    n, d = X.shape
+    members, starts, row_of = index.distinct_rows(X)
+    check()
+    P = X[members[starts[:-1]]]
+    perm, start, stop, levels = index.build_tree(P, index.LEAF_SIZE, check)
+    check()
+    P = np.ascontiguousarray(P[perm])
+    head, end = starts[:-1][perm].copy(), starts[1:][perm].copy()
+    inverse = np.empty_like(perm)
+    inverse[perm] = np.arange(len(perm))
+    row_of = inverse[row_of]
+    first_leaf = (1 << levels) - 1
+    leaf_of = np.empty(len(P), dtype=np.int64)
+    for node in range(first_leaf, 2 * first_leaf + 1):
+        leaf_of[start[node]:stop[node]] = node
+    n_nodes = len(start)
+    lo, hi = np.zeros((n_nodes, d)), np.zeros((n_nodes, d))
+    cnt, top, rho2 = np.zeros(n_nodes, dtype=np.int64), np.zeros(n_nodes), np.zeros(len(P))
+    order = index._anchor_at(anchor, P, head, end, rho2)
+    index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
+    check()
+    screen = screen_blocks(P, start, stop, levels)
+    tree = (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi,
+            cnt, top, rho2)
+    return tree, levels, order

@@ -30,19 +30,14 @@ def _pools(X: np.ndarray, subsets: list[np.ndarray]):
     ``want[i]`` records nearest to a point out of each subset i (returned ascending).
 
     Reference: a :class:`RecordPool` per subset, asked once per record taken. Compiled:
-    one :class:`~core.methods.spatial_pool.SpatialPool` answers every subset in a single
-    tree search (:meth:`~core.methods.spatial_pool.SpatialPool.nearest_by_group`), with
-    the same answers, since a subset's nearest records among its own live records do not
-    depend on the other subsets.
+    a :class:`~core.methods.spatial_pool.SpatialPool` of every record (for the farthest
+    records and the centroid) and a spatial index per subset
+    (:class:`~core.methods.spatial_subsets.SubsetIndex`), with the same answers.
     """
     if tcloseness.COMPILED and len(X) >= _SMALL_POOL:
         from core.methods.spatial_pool import SpatialPool
-        everyone = SpatialPool(X)
-        subset_of = np.empty(len(X), dtype=np.int64)
-        for i, members in enumerate(subsets):
-            subset_of[members] = i
-        return everyone, lambda point, want: everyone.nearest_by_group(point, subset_of,
-                                                                       want)
+        from core.methods.spatial_subsets import SubsetIndex
+        return SpatialPool(X), SubsetIndex(X, subsets).take
     pools = [RecordPool(X[members]) for members in subsets]
 
     def take_nearest(point: np.ndarray, want: np.ndarray) -> np.ndarray:
@@ -105,9 +100,8 @@ def tc_tfirst(X, confidential, *, k: int, t: float, kinds=None,
 
     Cost O(n²·d / k₃) time on the reference path (one pass over the records left per
     cluster, in the subsets' own pools) and O(n·d) memory, like MDAV; with compiled
-    kernels one :class:`~core.methods.spatial_pool.SpatialPool` (a spatial index, the
-    same answers) serves every subset, and a cluster costs one search for its members
-    (:func:`_pools`) and one for the next x₀ or x₁.
+    kernels the pools are spatial indexes (the same answers, :func:`_pools`): a cluster
+    costs one search per subset for its members and one for the next x₀ or x₁.
 
     Parameters
     ----------
