@@ -207,7 +207,7 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
     references = np.stack([X.max(axis=0), X.min(axis=0)])
     anchor = references[0].copy() if first == "tfrp" else total / n
     tree, levels, order = search.row_tree(X, anchor, state.check)
-    P, start, stop, head, end, rho2 = tree[0], tree[7], tree[8], tree[2], tree[3], tree[14]
+    P, head, end, start, stop = tree[0], tree[2], tree[3], tree[7], tree[8]
     n_nodes = len(start)
     rho2_b = np.zeros(len(P))
     shell, shell_b = np.zeros(len(P), dtype=np.int64), np.zeros(len(P), dtype=np.int64)

@@ -21,8 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.compiled import kernel
-from core.methods.spatial_index import (_insert, _leaf_distances, _min_box2, _push_children,
-                                        _refresh)
+from core.methods.spatial_index import _leaf_distances, _min_box2, _push_children, _refresh
 
 __all__ = ["find_live", "remove_records", "nearest_live"]
 

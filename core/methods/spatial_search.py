@@ -318,7 +318,7 @@ def row_tree(X: np.ndarray, anchor: np.ndarray, check=None):
     called between the steps (Cancel).
     """
     check = check or (lambda: None)
-    n, d = X.shape
+    d = X.shape[1]
     members, starts, row_of = index.distinct_rows(X)
     check()
     P = X[members[starts[:-1]]]
