@@ -21,6 +21,7 @@ from core.errors import Cancelled
 from core.methods.heuristics import FIRST_RECORD, GROWTH, fixed_size, fixed_size_reference
 from core.methods import spatial_index as index
 from core.methods import spatial_search as search
+from core.methods import spatial_tree
 from core.methods.spatial_index import distinct_rows
 from core.progress import TaskState
 
@@ -110,7 +111,7 @@ def _searches(X):
     anchor = X.mean(axis=0)
     index._anchor_at(anchor, P, head, end, rho2)
     index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
-    screen = search.screen_blocks(P, start, stop, levels)
+    screen = spatial_tree.screen_blocks(P, start, stop, levels)
     buffer32 = np.zeros(int((stop - start).max()) + 1, dtype=np.float32)
     q32, work = np.zeros(d, dtype=np.float32), np.zeros(4, dtype=np.int64)
     taken = np.zeros(len(P), dtype=np.int64)
@@ -184,3 +185,57 @@ def test_cancel_stops_a_large_run_within_a_second():
     with pytest.raises(Cancelled):
         fixed_size(X, k=5, state=state)
     assert time.perf_counter() - began < 0.5 + 1.5  # setup plus at most one chunk
+
+
+def test_cell_splits_bound_every_row_of_each_child():
+    """The cells the nearest search descends through: in its split attribute, every row of
+    a left child lies at or below ``left_hi`` and every row of a right child at or above
+    ``right_lo``, ties at the median included."""
+    rng = np.random.default_rng(5)
+    for X in (rng.normal(size=(3000, 4)), rng.integers(0, 12, size=(4000, 3)).astype(float)):
+        tree, levels, _ = spatial_tree.row_tree(X, X.mean(axis=0))
+        P, screen, start, stop, first_leaf = tree[0], tree[1], tree[7], tree[8], tree[9]
+        axis, left_hi, right_lo = screen[3:]
+        assert levels >= 3 and len(axis) == first_leaf
+        for v in range(first_leaf):
+            j, a, b = axis[v], 2 * v + 1, 2 * v + 2
+            assert P[start[a]:stop[a], j].max() == left_hi[v]
+            assert P[start[b]:stop[b], j].min() == right_lo[v]
+            assert left_hi[v] <= right_lo[v]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([0.0, 0.3, 0.9]), st.integers(1, 9))
+def test_nearest_through_the_cells_equals_a_full_scan_after_deletions(seed, emptied, m):
+    """The nearest search prunes by cells that still hold the records taken; after many
+    rows have emptied (their leaves' boxes shrunk), it gives exactly a full scan's answer
+    (distance, then input order), for queries inside and far outside the data."""
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(1500, 4000)), int(rng.integers(1, 6))
+    X = np.round(rng.normal(size=(n, d)), int(rng.integers(0, 3)))  # ties and duplicates
+    tree, levels, _ = spatial_tree.row_tree(X, X.mean(axis=0))
+    (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
+     rho2) = tree
+    for t in np.flatnonzero(rng.random(len(P)) < emptied):
+        head[t] = end[t]
+        index._refresh(leaf_of[t], first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt,
+                       top)
+    live = np.zeros(n, dtype=bool)
+    for t in range(len(P)):
+        live[members[head[t]:end[t]]] = True
+    if not live.any():
+        return
+    depth = 2 * levels + 8
+    buffer32 = np.zeros(int((stop - start).max()) + 1, dtype=np.float32)
+    for _ in range(20):
+        q = X[rng.integers(n)] + rng.normal(size=d) * rng.choice([0.0, 0.1, 10.0])
+        best_d2, best_id = np.zeros(m), np.zeros(m, dtype=np.int64)
+        size = search._nearest(q, m, np.zeros(len(P), dtype=np.int64), first_leaf, start, stop,
+                               head, end, members, P, screen, lo, hi, cnt,
+                               np.zeros(depth, dtype=np.int64), np.zeros(depth), best_d2,
+                               best_id, buffer32, np.zeros(d, dtype=np.float32),
+                               np.zeros(4, dtype=np.int64))
+        records = np.flatnonzero(live)
+        d2 = ((X[records] - q) ** 2).sum(axis=1)
+        expected = records[np.lexsort((records, d2))][:m]
+        assert best_id[:size].tolist() == expected.tolist()

@@ -22,7 +22,7 @@ from core.errors import Cancelled
 from core.methods import atomics
 from core.methods import spatial_index as index
 from core.methods import spatial_parallel as parallel
-from core.methods import spatial_search as search
+from core.methods import spatial_tree
 from core.methods.heuristics import FIRST_RECORD, GROWTH, fixed_size, fixed_size_reference
 from core.progress import TaskState
 
@@ -48,7 +48,7 @@ def _index(X, taken_out, rng):
     anchor = X[alive].mean(axis=0)
     index._anchor_at(anchor, P, head, end, rho2)
     index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
-    screen = search.screen_blocks(P, start, stop, levels)
+    screen = spatial_tree.screen_blocks(P, start, stop, levels)
     tree = (P, screen, head, end, members, np.zeros(1, dtype=np.int64),
             np.zeros(1, dtype=np.int64), start, stop, first_leaf, lo, hi, cnt, top, rho2)
     return tree, levels, anchor, alive

@@ -23,6 +23,7 @@ from core.compiled import kernel
 from core.methods import spatial_index as index
 from core.methods import spatial_parallel as parallel
 from core.methods import spatial_search as search
+from core.methods import spatial_tree
 from core.methods.pool import column_sums
 from core.progress import TaskState
 
@@ -206,7 +207,7 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
     total = column_sums(X)
     references = np.stack([X.max(axis=0), X.min(axis=0)])
     anchor = references[0].copy() if first == "tfrp" else total / n
-    tree, levels, order = search.row_tree(X, anchor, state.check)
+    tree, levels, order = spatial_tree.row_tree(X, anchor, state.check)
     P, head, end, start, stop = tree[0], tree[2], tree[3], tree[7], tree[8]
     n_nodes = len(start)
     rho2_b = np.zeros(len(P))

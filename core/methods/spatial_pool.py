@@ -31,6 +31,7 @@ import numpy as np
 
 from core.methods import spatial_index as index
 from core.methods import spatial_search as search
+from core.methods import spatial_tree
 from core.methods import spatial_pool_kernels as kernels
 from core.methods.pool import _EPS, column_sums
 
@@ -94,7 +95,7 @@ class SpatialPool:
         self._heap_nodes = np.zeros(n_nodes, dtype=np.int64)
         self._buffer_d2 = np.zeros(int((stop - start).max()) + 1)
         # The farthest-record search reads the leaves through the float32 screen.
-        self._screen = search.screen_blocks(self._P, start, stop, levels)
+        self._screen = spatial_tree.screen_blocks(self._P, start, stop, levels)
         self._buffer32 = np.zeros(len(self._buffer_d2), dtype=np.float32)
         self._q32 = np.zeros(d, dtype=np.float32)
         self._work = np.zeros(4, dtype=np.int64)

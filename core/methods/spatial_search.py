@@ -4,11 +4,30 @@ bounds are described there).
 
 Float32 screen
     The leaves' rows are also kept in float32, less their mean row (``Q32``,
-    :func:`screen_blocks`). A search first measures a leaf's rows in float32 and
+    :func:`~core.methods.spatial_tree.screen_blocks`). A search first measures a leaf's rows in float32 and
     computes the exact distance (:func:`~core.methods.spatial_index._distance2`, the
     reference's sum) only of the rows that the float32 distance, widened by its rounding
     bound (:func:`_screen_margin`), cannot rule out. A search at a million records waits
     on memory; a leaf read in float32 is half the bytes.
+Cells
+    The nearest search descends through the cells of the k-d tree, as Arya and Mount's
+    incremental distance does: a node's cell is bounded in each attribute by the
+    splits above it, so a child's squared distance to q is its parent's with the one
+    split attribute's term changed (O(1) per node, no box read). The split of node v
+    puts its left child's rows at or below ``left_hi[v]`` and its right child's at or
+    above ``right_lo[v]`` in attribute ``axis[v]`` (:func:`~core.methods.spatial_tree.cell_splits`); a cell holds
+    every row of its node, live or not, so its distance never exceeds a row's. Only a
+    leaf's own box of live rows (``lo``/``hi``) is read, once the leaf's cell is near
+    enough; that box is what prunes records already taken. The incremental sum is
+    rounded differently from a row's distance, so a cell prunes only beyond the best
+    by the relative margin ``_SLACK`` (its rounding is below 1e−13 of it); the box
+    bound is the exact one of :func:`~core.methods.spatial_index._min_box2`.
+Prefetch
+    A leaf about to be screened is asked for in full first
+    (:func:`core.methods.prefetch.prefetch`): at a million records its float32 rows are
+    in main memory, and the reads then overlap. The farthest search, going down one
+    level, asks for the boxes of the level below while it weighs the two children. Only
+    a tree too large for the caches is prefetched; a small one is there already.
 Parts
     Each search can be split in two parts that share the tree
     (:mod:`core.methods.spatial_parallel` runs them on two threads): part 0 takes the
@@ -23,11 +42,13 @@ import numpy as np
 
 from core.compiled import kernel
 from core.methods import atomics
-from core.methods import spatial_index as index
-from core.methods.spatial_index import (_SLACK, _distance2, _insert, _min_box2, _push_children,
-                                        _vector_distance2, leaf_blocks)
+from core.methods.prefetch import prefetch
+from core.methods.spatial_index import _SLACK, _distance2, _insert, _min_box2, _vector_distance2
 
-__all__ = ["row_tree", "screen_blocks"]
+__all__: list[str] = []  # kernels only; the tree they search: core.methods.spatial_tree
+
+_PREFETCH_FROM = 1 << 21  # float32 values in the screen (8 MB): leaves are prefetched,
+# and boxes from half as many float64 values (8 MB for the two)
 
 
 def _leaf_distances32(Q32, leaf, size, q32, buffer32):
@@ -81,13 +102,87 @@ def _own(node, part, split_lo, split_hi):
     return not (split_lo <= node < split_hi) or (node - split_lo) % 2 == part
 
 
+def _prefetch_leaf(Q32, leaf):
+    """Ask for every cache line of the leaf's float32 rows when the screen is larger
+    than a processor's caches (module notes); a smaller one is there already, and the
+    hints would only cost time."""
+    if Q32.size < _PREFETCH_FROM:
+        return
+    rows = Q32[leaf].reshape(Q32.shape[1] * Q32.shape[2])  # one block, in order
+    for i in range(0, rows.shape[0], 16):  # 16 float32 to a 64-byte line
+        prefetch(rows, (i,))
+    if rows.shape[0]:
+        prefetch(rows, (rows.shape[0] - 1,))
+
+
+def _prefetch_nodes(first, count, lo, hi, cnt, top):
+    """Ask for the boxes, counts and largest ρ² of nodes ``first`` to ``first + count −
+    1`` when the boxes are larger than a processor's caches: the farthest search reads
+    them one level down, while it weighs their parents (module notes)."""
+    if lo.size < _PREFETCH_FROM // 2:
+        return
+    d = lo.shape[1]
+    for box in (lo, hi):
+        flat = box.reshape(box.size)
+        for i in range(first * d, (first + count) * d, 8):  # 8 float64 to a 64-byte line
+            prefetch(flat, (i,))
+        prefetch(flat, ((first + count) * d - 1,))
+    prefetch(cnt, (first,))
+    prefetch(cnt, (first + count - 1,))
+    prefetch(top, (first,))
+    prefetch(top, (first + count - 1,))
+
+
+def _cell_child(parent, child, q, axis, left_hi, right_lo, offset):
+    """The offset in ``axis[parent]`` of ``child``'s cell from q, given the parent's
+    ``offset`` there (both ≥ 0): the left child's cell ends at ``left_hi``, the right
+    child's begins at ``right_lo``."""
+    j = axis[parent]
+    if child == 2 * parent + 1:
+        return max(offset, q[j] - left_hi[parent])
+    return max(offset, right_lo[parent] - q[j])
+
+
+def _cell_pruned(d2, limit):
+    """Whether a cell at incremental squared distance ``d2`` is beyond ``limit`` for
+    certain (the margin covers the incremental sum's rounding, module notes)."""
+    return d2 > limit + _SLACK * limit + 1e-300
+
+
+def _push_cells(node, level, q, axis, left_hi, right_lo, offsets, cnt, stack, stack_d2,
+                node_d2, depth, limit):
+    """Push the live children of ``node`` (at ``level``, cell distance ``node_d2``) that
+    ``limit`` does not rule out, nearer on top; return the new depth. An entry is
+    ``child << 6 | level + 1`` with its cell's squared distance."""
+    j = axis[node]
+    before = offsets[level, j]
+    rest = max(node_d2 - before * before, 0.0)
+    a, b = 2 * node + 1, 2 * node + 2
+    off_a = _cell_child(node, a, q, axis, left_hi, right_lo, before)
+    off_b = _cell_child(node, b, q, axis, left_hi, right_lo, before)
+    da, db = rest + off_a * off_a, rest + off_b * off_b
+    if da > db:
+        a, b, da, db = b, a, db, da
+    if cnt[b] and not _cell_pruned(db, limit):
+        stack[depth], stack_d2[depth] = b << 6 | (level + 1), db
+        depth += 1
+    if cnt[a] and not _cell_pruned(da, limit):
+        stack[depth], stack_d2[depth] = a << 6 | (level + 1), da
+        depth += 1
+    return depth
+
+
 def _nearest(q, m, taken, first_leaf, start, stop, head, end, members, P, screen, lo, hi,
              cnt, stack, stack_d2, best_d2, best_id, buffer32, q32, work):
     """The m live records nearest to q (not the first ``taken[t]`` of row t), ascending.
 
-    ``screen`` is ``(Q32, norm2, center)`` (:func:`screen_blocks`): a row whose float32
-    distance is beyond the m-th best by more than :func:`_screen_margin` is passed over;
-    the others are measured exactly (:func:`_distance2`). The whole tree is one part.
+    ``screen`` is ``(Q32, norm2, center, axis, left_hi, right_lo)``
+    (:func:`~core.methods.spatial_tree.screen_blocks`,
+    :func:`~core.methods.spatial_tree.cell_splits`): the search descends through the cells
+    and reads a leaf's box only when its cell is near enough (module notes); a row
+    whose float32 distance is beyond the m-th best by more than :func:`_screen_margin`
+    is passed over, the others are measured exactly (:func:`_distance2`). The whole
+    tree is one part.
     """
     return _nearest_part(q, m, taken, first_leaf, start, stop, head, end, members, P, screen,
                          lo, hi, cnt, stack, stack_d2, best_d2, best_id, buffer32, q32, work,
@@ -99,27 +194,46 @@ def _nearest_part(q, m, taken, first_leaf, start, stop, head, end, members, P, s
                   split_lo, split_hi, shared):
     """:func:`_nearest` over ``part``'s subtrees (:func:`_own`); the m-th best so far is
     published in ``shared[part]`` and the other part's, ``shared[1 − part]`` (∞ until it
-    has m), prunes as well."""
-    Q32, norm2, center = screen
+    has m), prunes as well.
+
+    Depth first, nearer child first. ``offsets[level]`` holds the per-attribute offsets
+    of the cell being searched at that level: a node popped at ``level`` copies its
+    parent's (``level − 1``, still there, since every entry above it on the stack lies
+    in its own subtree or a later sibling's) and changes its split attribute.
+    """
+    Q32, norm2, center, axis, left_hi, right_lo = screen
     other = 1 - part
     size = 0
     if cnt[0] == 0:
         return 0
+    d = q.shape[0]
     query_norm2 = _screen_query(q, center, q32)
-    stack[0], stack_d2[0] = 0, _min_box2(lo, hi, 0, q)
+    offsets = np.zeros((stack.shape[0], d))
+    stack[0], stack_d2[0] = 0, 0.0
     depth = 1
     while depth:
         depth -= 1
-        node = stack[depth]
+        node, level = stack[depth] >> 6, stack[depth] & 63
         limit = atomics.load(shared, other)
         if size == m and best_d2[m - 1] < limit:
             limit = best_d2[m - 1]
-        if stack_d2[depth] > limit or not _own(node, part, split_lo, split_hi):
+        if _cell_pruned(stack_d2[depth], limit) or not _own(node, part, split_lo, split_hi):
             continue
+        if level:
+            parent = (node - 1) // 2
+            for j in range(d):
+                offsets[level, j] = offsets[level - 1, j]
+            offsets[level, axis[parent]] = _cell_child(parent, node, q, axis, left_hi,
+                                                       right_lo, offsets[level - 1,
+                                                                         axis[parent]])
         if node < first_leaf:
-            depth = _push_children(node, q, lo, hi, cnt, stack, stack_d2, depth)
+            depth = _push_cells(node, level, q, axis, left_hi, right_lo, offsets, cnt, stack,
+                                stack_d2, stack_d2[depth], depth, limit)
+            continue
+        if _min_box2(lo, hi, node, q) > limit:
             continue
         s = start[node]
+        _prefetch_leaf(Q32, node - first_leaf)
         margin = _screen_leaf(Q32, norm2, node - first_leaf, stop[node] - s, q32,
                               query_norm2, buffer32)
         work[0] += stop[node] - s
@@ -223,7 +337,7 @@ def _farthest_part(q, anchor, first_leaf, start, stop, head, end, members, P, sc
                    shared):
     """:func:`_farthest_from` over ``part``'s subtrees (:func:`_own`); the best so far is
     published in ``shared[part]``, and the other part's prunes as well."""
-    Q32, norm2, center = screen
+    Q32, norm2, center = screen[0], screen[1], screen[2]
     other = 1 - part
     query_norm2 = _screen_query(q, center, q32)
     reflected = 2.0 * anchor - q
@@ -239,6 +353,8 @@ def _farthest_part(q, anchor, first_leaf, start, stop, head, end, members, P, sc
             break
         while node < first_leaf:  # down to a leaf through the child of larger bound
             a, b = 2 * node + 1, 2 * node + 2
+            if a < first_leaf:
+                _prefetch_nodes(2 * a + 1, 4, lo, hi, cnt, top)  # a's and b's children
             if not _own(a, part, split_lo, split_hi):
                 a = b
             elif not _own(b, part, split_lo, split_hi):
@@ -256,6 +372,7 @@ def _farthest_part(q, anchor, first_leaf, start, stop, head, end, members, P, sc
         if node < 0:
             continue
         s = start[node]
+        _prefetch_leaf(Q32, node - first_leaf)
         margin = _screen_leaf(Q32, norm2, node - first_leaf, stop[node] - s, q32,
                               query_norm2, buffer32)
         work[1] += stop[node] - s
@@ -275,71 +392,9 @@ def _farthest_part(q, anchor, first_leaf, start, stop, head, end, members, P, sc
 
 
 for _name in ("_leaf_distances32", "_screen_query", "_screen_margin", "_screen_leaf", "_own",
+              "_prefetch_leaf", "_prefetch_nodes", "_cell_child", "_cell_pruned", "_push_cells",
               "_nearest_part", "_nearest", "_far_bound", "_heap_push", "_heap_pop",
               "_farthest_part", "_farthest_from"):
     _compiled = kernel(globals()[_name])  # in dependency order, as in spatial_index
     if _compiled is not None:
         globals()[_name] = _compiled
-
-
-def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int):
-    """``(Q32, norm2, center)``: the float32 screen of the searches (module notes).
-
-    ``Q32`` is :func:`leaf_blocks` of ``P − center`` in float32 (``center`` the mean row),
-    ``norm2[leaf]`` the largest |x − center|² of the leaf's rows; it is infinite for every
-    leaf when a row lies beyond 1e15 of the centre, where float32 could overflow, and then
-    every row gets its exact distance.
-    """
-    center = P.mean(axis=0) if len(P) else np.zeros(P.shape[1])
-    shifted = P - center
-    first_leaf = (1 << levels) - 1
-    sizes = stop[first_leaf:] - start[first_leaf:]
-    row_norm2 = np.einsum("ij,ij->i", shifted, shifted)
-    firsts = np.minimum(start[first_leaf:], max(len(P) - 1, 0))
-    norm2 = np.maximum.reduceat(row_norm2, firsts) if len(P) else np.zeros(len(sizes))
-    norm2 = np.where(sizes > 0, norm2, 0.0)
-    if not (np.isfinite(norm2).all() and norm2.max(initial=0.0) <= 1e30):
-        norm2 = np.full(len(sizes), np.inf)
-    with np.errstate(over="ignore", invalid="ignore"):
-        Q32 = leaf_blocks(shifted, start, stop, levels).astype(np.float32)
-    return Q32, norm2, center
-
-
-def row_tree(X: np.ndarray, anchor: np.ndarray, check=None):
-    """The records of ``X`` on the spatial index, as the searches take it; returns
-    ``(tree, levels, order)``.
-
-    ``tree`` is ``(P, screen, head, end, members, row_of, leaf_of, start, stop,
-    first_leaf, lo, hi, cnt, top, rho2)``: identical records stored once as a row
-    holding its records in input order (``members[head[t]:end[t]]``, the live ones),
-    rows in k-d tree order, the leaves' boxes, counts and largest ρ² (squared distance
-    to ``anchor``) set, and the float32 screen. ``order`` is the rows sorted by ρ²,
-    largest first (the shell of the farthest-from-centroid search). ``check`` is
-    called between the steps (Cancel).
-    """
-    check = check or (lambda: None)
-    d = X.shape[1]
-    members, starts, row_of = index.distinct_rows(X)
-    check()
-    P = X[members[starts[:-1]]]
-    perm, start, stop, levels = index.build_tree(P, index.LEAF_SIZE, check)
-    check()
-    P = np.ascontiguousarray(P[perm])
-    head, end = starts[:-1][perm].copy(), starts[1:][perm].copy()
-    inverse = np.empty_like(perm)
-    inverse[perm] = np.arange(len(perm))
-    row_of = inverse[row_of]
-    first_leaf = (1 << levels) - 1
-    leaf_of = np.empty(len(P), dtype=np.int64)
-    for node in range(first_leaf, 2 * first_leaf + 1):
-        leaf_of[start[node]:stop[node]] = node
-    n_nodes = len(start)
-    lo, hi = np.zeros((n_nodes, d)), np.zeros((n_nodes, d))
-    cnt, top, rho2 = np.zeros(n_nodes, dtype=np.int64), np.zeros(n_nodes), np.zeros(len(P))
-    order = index._anchor_at(anchor, P, head, end, rho2)
-    index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
-    check()
-    screen = screen_blocks(P, start, stop, levels)
-    tree = (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi,
-            cnt, top, rho2)
-    return tree, levels, order

@@ -4,7 +4,7 @@ t-closeness-first (Soria-Comas et al. 2015, Algorithm 3; :mod:`core.methods.tfir
 fills each cluster with, from every subset of the confidential order, the records of
 that subset nearest to x₀. The reference keeps a :class:`~core.methods.pool.RecordPool`
 per subset; here each subset has its own spatial index
-(:func:`core.methods.spatial_search.row_tree`, MDAV's), so the search in one subset
+(:func:`core.methods.spatial_tree.row_tree`, MDAV's), so the search in one subset
 never walks past the records of the others. That matters because the confidential
 attribute usually follows the quasi-identifiers: seen from an x₀ at one end of the
 data, the nearest record of the subset at the other end of the confidential order lies
@@ -26,6 +26,7 @@ import numpy as np
 from core.compiled import kernel
 from core.methods import spatial_index as index
 from core.methods import spatial_search as search
+from core.methods import spatial_tree
 
 __all__ = ["SubsetIndex"]
 
@@ -84,7 +85,7 @@ class SubsetIndex:
         levels, widest = 0, 1
         for records in subsets:
             records = np.ascontiguousarray(records, dtype=np.int64)
-            tree, depth, _ = search.row_tree(X[records], np.zeros(X.shape[1]))
+            tree, depth, _ = spatial_tree.row_tree(X[records], np.zeros(X.shape[1]))
             self._trees.append(tree + (np.zeros(len(tree[0]), dtype=np.int64),))
             self._subsets.append(records)
             levels = max(levels, depth)

@@ -1,0 +1,109 @@
+"""The spatial index as the searches of :mod:`core.methods.spatial_search` read it: the
+k-d tree over the distinct rows, the float32 screen of its leaves and its cells' splits
+(what each is for is in that module's notes; the structure in
+:mod:`core.methods.spatial_index`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.methods import spatial_index as index
+from core.methods.spatial_index import leaf_blocks
+
+__all__ = ["row_tree", "screen_blocks", "cell_splits"]
+
+
+def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int):
+    """``(Q32, norm2, center, axis, left_hi, right_lo)``: what the searches read besides
+    the live boxes, fixed when the tree is built (module notes).
+
+    ``Q32`` is :func:`leaf_blocks` of ``P − center`` in float32 (``center`` the mean row),
+    ``norm2[leaf]`` the largest |x − center|² of the leaf's rows; it is infinite for every
+    leaf when a row lies beyond 1e15 of the centre, where float32 could overflow, and then
+    every row gets its exact distance. The last three are the cells' splits
+    (:func:`cell_splits`).
+    """
+    center = P.mean(axis=0) if len(P) else np.zeros(P.shape[1])
+    shifted = P - center
+    first_leaf = (1 << levels) - 1
+    sizes = stop[first_leaf:] - start[first_leaf:]
+    row_norm2 = np.einsum("ij,ij->i", shifted, shifted)
+    firsts = np.minimum(start[first_leaf:], max(len(P) - 1, 0))
+    norm2 = np.maximum.reduceat(row_norm2, firsts) if len(P) else np.zeros(len(sizes))
+    norm2 = np.where(sizes > 0, norm2, 0.0)
+    if not (np.isfinite(norm2).all() and norm2.max(initial=0.0) <= 1e30):
+        norm2 = np.full(len(sizes), np.inf)
+    with np.errstate(over="ignore", invalid="ignore"):
+        Q32 = leaf_blocks(shifted, start, stop, levels).astype(np.float32)
+    return (Q32, norm2, center) + cell_splits(P, start, stop, levels)
+
+
+def cell_splits(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int):
+    """``(axis, left_hi, right_lo)`` of every internal node of the tree over ``P``: its
+    widest attribute, the largest value there among its left child's rows and the
+    smallest among its right child's (every row, live or not; module notes).
+
+    The tree splits each node at the median of its widest attribute, so the two values
+    are the two sides of that split. The bounds hold for any attribute; the widest is
+    the one that separates the children.
+    """
+    d = P.shape[1]
+    first_leaf = (1 << levels) - 1
+    lo = np.full((2 * first_leaf + 1, d), np.inf)
+    hi = np.full((2 * first_leaf + 1, d), -np.inf)
+    full = stop[first_leaf:] > start[first_leaf:]
+    if len(P):
+        firsts = np.minimum(start[first_leaf:], len(P) - 1)
+        lo[first_leaf:][full] = np.minimum.reduceat(P, firsts, axis=0)[full]
+        hi[first_leaf:][full] = np.maximum.reduceat(P, firsts, axis=0)[full]
+    for level in range(levels - 1, -1, -1):
+        nodes = np.arange((1 << level) - 1, (1 << (level + 1)) - 1)
+        lo[nodes] = np.minimum(lo[2 * nodes + 1], lo[2 * nodes + 2])
+        hi[nodes] = np.maximum(hi[2 * nodes + 1], hi[2 * nodes + 2])
+    nodes = np.arange(first_leaf)
+    with np.errstate(invalid="ignore"):
+        axis = np.argmax(hi[nodes] - lo[nodes], axis=1) if first_leaf else \
+            np.zeros(0, dtype=np.int64)
+    return (axis.astype(np.int64), hi[2 * nodes + 1, axis].copy(),
+            lo[2 * nodes + 2, axis].copy())
+
+
+def row_tree(X: np.ndarray, anchor: np.ndarray, check=None):
+    """The records of ``X`` on the spatial index, as the searches take it; returns
+    ``(tree, levels, order)``.
+
+    ``tree`` is ``(P, screen, head, end, members, row_of, leaf_of, start, stop,
+    first_leaf, lo, hi, cnt, top, rho2)``: identical records stored once as a row
+    holding its records in input order (``members[head[t]:end[t]]``, the live ones),
+    rows in k-d tree order, the leaves' boxes, counts and largest ρ² (squared distance
+    to ``anchor``) set, and the float32 screen. ``order`` is the rows sorted by ρ²,
+    largest first (the shell of the farthest-from-centroid search). ``check`` is
+    called between the steps (Cancel).
+    """
+    check = check or (lambda: None)
+    d = X.shape[1]
+    members, starts, row_of = index.distinct_rows(X)
+    check()
+    P = X[members[starts[:-1]]]
+    perm, start, stop, levels = index.build_tree(P, index.LEAF_SIZE, check)
+    check()
+    P = np.ascontiguousarray(P[perm])
+    head, end = starts[:-1][perm].copy(), starts[1:][perm].copy()
+    inverse = np.empty_like(perm)
+    inverse[perm] = np.arange(len(perm))
+    row_of = inverse[row_of]
+    first_leaf = (1 << levels) - 1
+    leaf_of = np.empty(len(P), dtype=np.int64)
+    for node in range(first_leaf, 2 * first_leaf + 1):
+        leaf_of[start[node]:stop[node]] = node
+    n_nodes = len(start)
+    lo, hi = np.zeros((n_nodes, d)), np.zeros((n_nodes, d))
+    cnt, top, rho2 = np.zeros(n_nodes, dtype=np.int64), np.zeros(n_nodes), np.zeros(len(P))
+    order = index._anchor_at(anchor, P, head, end, rho2)
+    index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
+    check()
+    screen = screen_blocks(P, start, stop, levels)
+    tree = (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi,
+            cnt, top, rho2)
+    return tree, levels, order
