@@ -14,8 +14,9 @@ k-d tree
     The distinct rows are split at the median of their widest attribute down to leaves
     of about ``LEAF_SIZE`` rows. Every node keeps the box and the number of its live
     rows; a row whose queue empties shrinks its leaf's box and those above it. The m
-    nearest records come from a depth-first search that skips a node whose box is
-    farther than the m-th best so far.
+    nearest records come from a depth-first search through the tree's cells that skips
+    a node whose cell, or a leaf whose box, is farther than the m-th best so far
+    (:mod:`core.methods.spatial_search`).
 Shell of an anchor
     The record farthest from the centroid: the rows are sorted by their distance ρ to
     an anchor a (the centroid when the list was made). Every row satisfies
