@@ -39,15 +39,8 @@ def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: in
     return (Q32, norm2, center) + cell_splits(P, start, stop, levels)
 
 
-def cell_splits(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int):
-    """``(axis, left_hi, right_lo)`` of every internal node of the tree over ``P``: its
-    widest attribute, the largest value there among its left child's rows and the
-    smallest among its right child's (every row, live or not; module notes).
-
-    The tree splits each node at the median of its widest attribute, so the two values
-    are the two sides of that split. The bounds hold for any attribute; the widest is
-    the one that separates the children.
-    """
+def node_boxes(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int):
+    """``(lo, hi)``: every node's box of all its rows (an empty leaf's is +∞ to −∞)."""
     d = P.shape[1]
     first_leaf = (1 << levels) - 1
     lo = np.full((2 * first_leaf + 1, d), np.inf)
@@ -61,9 +54,22 @@ def cell_splits(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int)
         nodes = np.arange((1 << level) - 1, (1 << (level + 1)) - 1)
         lo[nodes] = np.minimum(lo[2 * nodes + 1], lo[2 * nodes + 2])
         hi[nodes] = np.maximum(hi[2 * nodes + 1], hi[2 * nodes + 2])
-    nodes = np.arange(first_leaf)
+    return lo, hi
+
+
+def cell_splits(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int):
+    """``(axis, left_hi, right_lo)`` of every internal node of the tree over ``P``: its
+    widest attribute, the largest value there among its left child's rows and the
+    smallest among its right child's (every row, live or not; module notes).
+
+    The tree splits each node at the median of its widest attribute, so the two values
+    are the two sides of that split. The bounds hold for any attribute; the widest is
+    the one that separates the children.
+    """
+    lo, hi = node_boxes(P, start, stop, levels)
+    nodes = np.arange((1 << levels) - 1)
     with np.errstate(invalid="ignore"):
-        axis = np.argmax(hi[nodes] - lo[nodes], axis=1) if first_leaf else \
+        axis = np.argmax(hi[nodes] - lo[nodes], axis=1) if len(nodes) else \
             np.zeros(0, dtype=np.int64)
     return (axis.astype(np.int64), hi[2 * nodes + 1, axis].copy(),
             lo[2 * nodes + 2, axis].copy())
