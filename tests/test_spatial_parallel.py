@@ -182,15 +182,22 @@ def two_threads_on_small_trees(monkeypatch):
     monkeypatch.delenv("MICROAGG_SEARCH_THREADS", raising=False)
 
 
-@pytest.mark.parametrize("data", ["normal", "integer grid", "few distinct rows"])
+@pytest.mark.parametrize("data", ["normal", "integer grid", "few distinct rows",
+                                  "rows of a few copies"])
 def test_whole_runs_on_two_threads_equal_the_reference(two_threads_on_small_trees, data):
+    """Rows of a few identical records as well: groups then span rows of copies, on
+    either thread's side of the split."""
     rng = np.random.default_rng(len(data))
     if data == "normal":
         X = rng.normal(size=(1500, 4)) * rng.uniform(0.1, 10, size=4)
     elif data == "integer grid":
         X = rng.integers(0, 3, size=(1200, 3)).astype(float)
-    else:
+    elif data == "few distinct rows":
         X = rng.normal(size=(4, 5))[rng.integers(0, 4, size=1500)]
+    else:
+        rows = rng.normal(size=(120, 3))
+        X = np.repeat(rows, rng.integers(1, 8, size=120), axis=0)
+        X = X[rng.permutation(len(X))]
     for first in FIRST_RECORD:
         for growth in GROWTH:
             fast = fixed_size(X, k=4, first=first, growth=growth)
@@ -299,3 +306,16 @@ def test_cancel_leaves_no_helper_behind(monkeypatch):
         fixed_size(X, k=5, state=state)
     time.sleep(0.05)
     assert not any(t.name == "microagg-search-helper" for t in threading.enumerate())
+
+
+@pytest.mark.parametrize("k", [3, 4])
+def test_mdav_on_two_threads_with_rows_equally_far_from_r(two_threads_on_small_trees,
+                                                           monkeypatch, k):
+    """r = (5, 0) twice; B = (0, 1) and C = (0, −1), alternating in the input, are equally
+    far from it. r's group takes B's first record; MDAV's s is then C's first record (the
+    first of the farthest), not B's next, and the parts of the search, each holding
+    rows of one side, must agree on it."""
+    monkeypatch.setattr(index, "LEAF_SIZE", 1)  # a tree of three rows, split once
+    X = np.array([[5.0, 0.0]] * 2 + [[0.0, 1.0], [0.0, -1.0]] * 8)
+    assert np.array_equal(fixed_size(X, k=k, first="mdav"),
+                          fixed_size_reference(X, k=k, first="mdav"))
