@@ -37,19 +37,19 @@ FAMILIES: dict[str, tuple[str, float]] = {
     # name: (cost model, seconds per unit of cost), with the compiled kernels
     # (benchmarks/bench_scale.py, 100,000 to 1,000,000 records, d = 10). MDAV, CBFS and
     # TFRP search on two threads when the second processor is free (1,000,000 × 10:
-    # about 94, 72 and 62 s; on one thread 125–136, 88 and 85 s)
-    "mdav": ("indexed", 2.3e-8),
-    "cbfs": ("indexed", 1.8e-8),
-    "tfrp": ("indexed", 1.6e-8),
+    # about 75, 59 and 51 s, MDAV 113 s on one thread; 100,000: 2.5, 2.0 and 1.6 s)
+    "mdav": ("indexed", 1.7e-8),
+    "cbfs": ("indexed", 1.4e-8),
+    "tfrp": ("indexed", 1.2e-8),
     "vmdav": ("quadratic", 3.0e-10),
     "gsms": ("indexed", 8.0e-8),
     "optimal-univariate": ("sorted", 2.0e-8),
     "individual-ranking": ("sorted", 2.0e-8),
     "pcp": ("sorted", 8.0e-9),
     "zscores": ("sorted", 6.0e-9),
-    "tc-merge": ("indexed", 4.0e-8),
+    "tc-merge": ("indexed", 3.2e-8),  # 100,000, t = 0.1: 4.2–4.8 s
     "tc-kfirst": ("indexed", 6.2e-8),
-    "tc-tfirst": ("indexed", 5.0e-8),  # 100,000: 6.1–6.8 s; 200,000: 21.7 s
+    "tc-tfirst": ("indexed", 4.7e-8),  # 100,000: 5.9–7.0 s; 200,000: 21.7 s
     "tc-bucket": ("quadratic", 2.1e-8),
     "mic1d": ("values", 1.0e-7),
 }
