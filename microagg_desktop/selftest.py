@@ -682,8 +682,9 @@ def _compiled_kernels():
                                      "the reference")
             if fixed_size_indexed.helped:
                 break
-        threads = (f"; {fixed_size_indexed.helped:,} searches on two threads"
-                   if fixed_size_indexed.helped else "; one thread: the other was busy")
+        helped = fixed_size_indexed.helped
+        threads = (f"; {helped:,} search{'es' if helped > 1 else ''} on two threads"
+                   if helped else "; one thread: the other was busy")
     return (f"numba {numba_version()}: MDAV equals the reference ({first_seconds:.1f} s, "
             f"then {again_seconds:.3f} s{threads})")
 
