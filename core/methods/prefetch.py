@@ -5,8 +5,8 @@ A search at a million records waits on memory: a leaf's float32 rows
 in main memory, and reading them line after line pays the latency several times. Asking
 for every line first lets the reads overlap. Compiled, :func:`prefetch` is LLVM's
 ``llvm.prefetch`` (a read, kept in every cache level); it changes no value, only when
-the memory arrives. It is an intrinsic, so it can only be called from a compiled kernel (where it
-costs one instruction); without compiled kernels it does nothing.
+the memory arrives. It is an intrinsic, so it can only be called from a compiled kernel
+(where it costs one instruction); without compiled kernels it does nothing.
 """
 
 from __future__ import annotations

@@ -4,10 +4,11 @@ bounds are described there).
 
 Float32 screen
     The leaves' rows are also kept in float32, less their mean row (``Q32``,
-    :func:`~core.methods.spatial_tree.screen_blocks`). A search first measures a leaf's rows in float32 and
-    computes the exact distance (:func:`~core.methods.spatial_index._distance2`, the
-    reference's sum) only of the rows that the float32 distance, widened by its rounding
-    bound (:func:`_screen_margin`), cannot rule out. A search at a million records waits
+    :func:`~core.methods.spatial_tree.screen_blocks`). A search first measures a leaf's
+    rows in float32 and computes the exact distance
+    (:func:`~core.methods.spatial_index._distance2`, the reference's sum) only of the
+    rows that the float32 distance, widened by its rounding bound
+    (:func:`_screen_margin`), cannot rule out. A search at a million records waits
     on memory; a leaf read in float32 is half the bytes.
 Cells
     The nearest search descends through the cells of the k-d tree, as Arya and Mount's
@@ -15,8 +16,9 @@ Cells
     splits above it, so a child's squared distance to q is its parent's with the one
     split attribute's term changed (O(1) per node, no box read). The split of node v
     puts its left child's rows at or below ``left_hi[v]`` and its right child's at or
-    above ``right_lo[v]`` in attribute ``axis[v]`` (:func:`~core.methods.spatial_tree.cell_splits`); a cell holds
-    every row of its node, live or not, so its distance never exceeds a row's. Only a
+    above ``right_lo[v]`` in attribute ``axis[v]``
+    (:func:`~core.methods.spatial_tree.cell_splits`); a cell holds every row of its
+    node, live or not, so its distance never exceeds a row's. Only a
     leaf's own box of live rows (``lo``/``hi``) is read, once the leaf's cell is near
     enough; that box is what prunes records already taken. The incremental sum is
     rounded differently from a row's distance, so a cell prunes only beyond the best
