@@ -111,7 +111,7 @@ def _searches(X):
     anchor = X.mean(axis=0)
     index._anchor_at(anchor, P, head, end, rho2)
     index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
-    screen = spatial_tree.screen_blocks(P, start, stop, levels)
+    screen = spatial_tree.screen_blocks(P, start, stop, levels, lo, hi)
     buffer32 = np.zeros(int((stop - start).max()) + 1, dtype=np.float32)
     q32, work = np.zeros(d, dtype=np.float32), np.zeros(4, dtype=np.int64)
     taken = np.zeros(len(P), dtype=np.int64)

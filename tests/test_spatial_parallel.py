@@ -48,7 +48,7 @@ def _index(X, taken_out, rng):
     anchor = X[alive].mean(axis=0)
     index._anchor_at(anchor, P, head, end, rho2)
     index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
-    screen = spatial_tree.screen_blocks(P, start, stop, levels)
+    screen = spatial_tree.screen_blocks(P, start, stop, levels, lo, hi)
     tree = (P, screen, head, end, members, np.zeros(1, dtype=np.int64),
             np.zeros(1, dtype=np.int64), start, stop, first_leaf, lo, hi, cnt, top, rho2)
     return tree, levels, anchor, alive

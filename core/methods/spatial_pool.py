@@ -94,8 +94,6 @@ class SpatialPool:
         self._heap_keys = np.zeros(n_nodes)
         self._heap_nodes = np.zeros(n_nodes, dtype=np.int64)
         self._buffer_d2 = np.zeros(int((stop - start).max()) + 1)
-        # The farthest-record search reads the leaves through the float32 screen.
-        self._screen = spatial_tree.screen_blocks(self._P, start, stop, levels)
         self._buffer32 = np.zeros(len(self._buffer_d2), dtype=np.float32)
         self._q32 = np.zeros(d, dtype=np.float32)
         self._work = np.zeros(4, dtype=np.int64)
@@ -103,6 +101,9 @@ class SpatialPool:
         self._shell_work = 0
         if n:
             self._move_anchor(self.centroid())
+        # The farthest-record search reads the leaves through the float32 screen.
+        self._screen = spatial_tree.screen_blocks(self._P, start, stop, levels, self._lo,
+                                                  self._hi)
 
     # --- the tree's state -------------------------------------------------------------
 

@@ -14,7 +14,8 @@ from core.methods.spatial_index import leaf_blocks
 __all__ = ["row_tree", "screen_blocks", "cell_splits"]
 
 
-def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int):
+def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int,
+                  lo: np.ndarray, hi: np.ndarray):
     """``(Q32, norm2, center, axis, left_hi, right_lo)``: what the searches read besides
     the live boxes, fixed when the tree is built (module notes).
 
@@ -22,7 +23,7 @@ def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: in
     ``norm2[leaf]`` the largest |x − center|² of the leaf's rows; it is infinite for every
     leaf when a row lies beyond 1e15 of the centre, where float32 could overflow, and then
     every row gets its exact distance. The last three are the cells' splits
-    (:func:`cell_splits`).
+    (:func:`cell_splits` of the boxes ``lo``/``hi``).
     """
     center = P.mean(axis=0) if len(P) else np.zeros(P.shape[1])
     shifted = P - center
@@ -36,43 +37,24 @@ def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: in
         norm2 = np.full(len(sizes), np.inf)
     with np.errstate(over="ignore", invalid="ignore"):
         Q32 = leaf_blocks(shifted, start, stop, levels).astype(np.float32)
-    return (Q32, norm2, center) + cell_splits(P, start, stop, levels)
+    return (Q32, norm2, center) + cell_splits(lo, hi)
 
 
-def node_boxes(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int):
-    """``(lo, hi)``: every node's box of all its rows (an empty leaf's is +∞ to −∞)."""
-    d = P.shape[1]
-    first_leaf = (1 << levels) - 1
-    lo = np.full((2 * first_leaf + 1, d), np.inf)
-    hi = np.full((2 * first_leaf + 1, d), -np.inf)
-    full = stop[first_leaf:] > start[first_leaf:]
-    if len(P):
-        firsts = np.minimum(start[first_leaf:], len(P) - 1)
-        lo[first_leaf:][full] = np.minimum.reduceat(P, firsts, axis=0)[full]
-        hi[first_leaf:][full] = np.maximum.reduceat(P, firsts, axis=0)[full]
-    for level in range(levels - 1, -1, -1):
-        nodes = np.arange((1 << level) - 1, (1 << (level + 1)) - 1)
-        lo[nodes] = np.minimum(lo[2 * nodes + 1], lo[2 * nodes + 2])
-        hi[nodes] = np.maximum(hi[2 * nodes + 1], hi[2 * nodes + 2])
-    return lo, hi
+def cell_splits(lo: np.ndarray, hi: np.ndarray):
+    """``(axis, left_hi, right_lo)`` of every internal node: its widest attribute, the
+    largest value there among its left child's rows and the smallest among its right
+    child's (module notes).
 
-
-def cell_splits(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int):
-    """``(axis, left_hi, right_lo)`` of every internal node of the tree over ``P``: its
-    widest attribute, the largest value there among its left child's rows and the
-    smallest among its right child's (every row, live or not; module notes).
-
-    The tree splits each node at the median of its widest attribute, so the two values
-    are the two sides of that split. The bounds hold for any attribute; the widest is
-    the one that separates the children.
+    ``lo``/``hi`` are the nodes' boxes as :func:`~core.methods.spatial_index._refresh_all`
+    leaves them when the tree is built: of every row that can still be taken, since rows
+    only ever leave. The tree splits each node at the median of its widest attribute, so
+    the two values are the two sides of that split. The bounds hold for any attribute;
+    the widest is the one that separates the children. A child with no live row is never
+    searched, so its stale box does not matter.
     """
-    lo, hi = node_boxes(P, start, stop, levels)
-    nodes = np.arange((1 << levels) - 1)
-    with np.errstate(invalid="ignore"):
-        axis = np.argmax(hi[nodes] - lo[nodes], axis=1) if len(nodes) else \
-            np.zeros(0, dtype=np.int64)
-    return (axis.astype(np.int64), hi[2 * nodes + 1, axis].copy(),
-            lo[2 * nodes + 2, axis].copy())
+    nodes = np.arange(len(lo) // 2)
+    axis = np.argmax(hi[nodes] - lo[nodes], axis=1).astype(np.int64)
+    return axis, hi[2 * nodes + 1, axis].copy(), lo[2 * nodes + 2, axis].copy()
 
 
 def row_tree(X: np.ndarray, anchor: np.ndarray, check=None):
@@ -83,7 +65,7 @@ def row_tree(X: np.ndarray, anchor: np.ndarray, check=None):
     first_leaf, lo, hi, cnt, top, rho2)``: identical records stored once as a row
     holding its records in input order (``members[head[t]:end[t]]``, the live ones),
     rows in k-d tree order, the leaves' boxes, counts and largest ρ² (squared distance
-    to ``anchor``) set, and the float32 screen. ``order`` is the rows sorted by ρ²,
+    to ``anchor``) set, and the float32 screen with the cells' splits. ``order`` is the rows sorted by ρ²,
     largest first (the shell of the farthest-from-centroid search). ``check`` is
     called between the steps (Cancel).
     """
@@ -109,7 +91,7 @@ def row_tree(X: np.ndarray, anchor: np.ndarray, check=None):
     order = index._anchor_at(anchor, P, head, end, rho2)
     index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
     check()
-    screen = screen_blocks(P, start, stop, levels)
+    screen = screen_blocks(P, start, stop, levels, lo, hi)
     tree = (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi,
             cnt, top, rho2)
     return tree, levels, order
