@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from core.compiled import COMPILED
 from core.methods import tcloseness, tfirst
-from core.methods.pool import RecordPool
+from core.methods.pool import RecordPool, squared_distances
 from core.methods.spatial_pool import SpatialPool
 from core.privacy.attributes import TCloseAttribute
 
@@ -67,6 +67,7 @@ def same_answers(X, seed, steps):
                                                            exclude=excluded)
             np.testing.assert_array_equal(got_order, reference.records_at(order))
             np.testing.assert_array_equal(got_distances, distances)
+        same_stream(reference, pool, X, point, seed_record, rng)
         # remove arbitrary live records (not only the first of equal rows), any order
         size = int(rng.integers(1, min(len(live), 8) + 1))
         gone = rng.choice(live, size=size, replace=False)
@@ -74,6 +75,25 @@ def same_answers(X, seed, steps):
             np.argsort(np.argsort(gone))])
         np.testing.assert_array_equal(pool.remove(gone), removed)
         np.testing.assert_array_equal(removed, gone)
+
+
+def same_stream(reference, pool, X, point, include, rng):
+    """A stream taken in random pieces gives every live record in the reference's order:
+    exact distance (columns summed in order), then record number, ``include`` first."""
+    live = reference.remaining()  # record numbers
+    d2 = squared_distances(X[live], point)
+    expected = live[np.lexsort((live, d2))]
+    if include is not None:
+        expected = np.concatenate(([include], expected[expected != include]))
+    stream = pool.nearest_stream(point, include=include,
+                                 expect=int(rng.integers(0, 2 * len(live) + 2)))
+    pieces = []
+    while True:
+        piece = stream.take(int(rng.choice([1, 2, 5, rng.integers(1, len(live) + 2)])))
+        if not piece.size:
+            break
+        pieces.append(piece)
+    np.testing.assert_array_equal(np.concatenate(pieces), expected)
 
 
 @settings(max_examples=60, deadline=None)
@@ -86,6 +106,19 @@ def test_same_answers_as_record_pool(n, d, seed, kind):
 @pytest.mark.parametrize("kind", ["normal", "grid", "few rows"])
 def test_same_answers_on_a_deep_tree(kind):
     same_answers(matrix(1500, 3, 7, kind), 7, steps=120)
+
+
+def test_a_stream_is_only_read_while_the_pool_stays_as_it_was():
+    pool = SpatialPool(np.arange(10.0).reshape(-1, 1))
+    stream = pool.nearest_stream(np.array([3.2]), include=0)
+    assert stream.take(3).tolist() == [0, 3, 4]
+    pool.remove(np.array([9]))
+    with pytest.raises(RuntimeError, match="pool changed"):
+        stream.take(1)
+    stream = pool.nearest_stream(np.array([3.2]))
+    pool.nearest_stream(np.array([0.0]))  # a second stream takes the shared buffers
+    with pytest.raises(RuntimeError, match="pool changed"):
+        stream.take(1)
 
 
 def test_positions_are_record_numbers_and_stay_valid():

@@ -9,9 +9,13 @@ candidate changes:
 * a cluster's candidates y are scanned one at a time by :func:`swap_scan`, a compiled
   loop that prices every swap ``C ∪ {y} \\ {y′}`` in O(1) after an O(log |C|) lookup
   (:mod:`core.methods.tclose_emd`) and prepares the cluster again only after a swap;
-* the candidates are fetched from the record pool nearest first, in one request sized
-  from the clusters just formed (any size gives a prefix of the same order, so the
-  result does not depend on it), instead of requests doubling from 2k + 16.
+* the candidates come from the pool's stream of nearest records
+  (:meth:`~core.methods.spatial_pool.SpatialPool.nearest_stream`) a piece at a time, the
+  first piece sized from the clusters just formed: every live record's distance to the
+  seed is computed once, and the candidates are sorted a bucket at a time as they are
+  reached. (At t = 0.1 a cluster of k = 5 late in the run looks at thousands of
+  candidates, up to a fifth of the records left; no tree prunes such a search in ten
+  dimensions.)
 
 The pool is a :class:`~core.methods.spatial_pool.SpatialPool`: the same farthest and
 nearest records as the reference's :class:`~core.methods.pool.RecordPool`, found on a
@@ -27,7 +31,6 @@ import numpy as np
 
 from core.compiled import kernel
 from core.methods.spatial_pool import SpatialPool
-from core.methods.tcloseness import by_distance
 from core.methods.tclose_emd import NOMINAL, cluster_emd, pack_attributes
 from core.methods.tclose_emd import _up_down
 from core.methods.tclose_emd import ordered_state as _ordered_state
@@ -37,14 +40,11 @@ from core.progress import TaskState
 
 __all__ = ["kfirst_labels", "swap_scan"]
 
-# Clusters remembered when sizing the next candidate request.
-_RECENT = 16
-# A cluster's first request is _HEADROOM times the most candidates one of the last
-# _RECENT clusters looked at; once used up, a request _GROWTH times larger (searched
-# afresh). At t = 0.1 a cluster of k = 5 looks at about 1,400 candidates, and twice
-# that, regrown fourfold, fetched 2.5 times what was looked at (benchmarks/
-# scale_tcloseness.py data, 30,000 records: 14.5 s against 10.8 s, the same labels).
-_HEADROOM, _GROWTH = 1.1, 2
+# Clusters remembered when sizing a cluster's first piece of candidates: the median of
+# what the last _RECENT clusters looked at (at least _FIRST); each further piece is
+# _GROWTH times the one before. The sizes only divide the work: the candidates come in
+# the same order whatever they are, so the result does not depend on them.
+_RECENT, _FIRST, _GROWTH = 16, 16, 2
 
 
 def _swap_scan(mem_pos, mem_codes, cand_pos, cand_codes, kinds, ms, G, P, counts, n, emd,
@@ -128,13 +128,6 @@ def _swap_scan(mem_pos, mem_codes, cand_pos, cand_codes, kinds, ms, G, P, counts
 swap_scan = kernel(_swap_scan)
 
 
-def _candidates(pool: SpatialPool, point: np.ndarray, seed: int, fetch: int) -> np.ndarray:
-    """The ``fetch`` live positions nearest to ``point`` (seed first, ties in input order)."""
-    if fetch >= pool.count:
-        return by_distance(pool, point, seed)
-    return pool.nearest_sorted(point, fetch, include=seed)[0]
-
-
 def kfirst_labels(X, attributes, k: int, t: float, state: TaskState):
     """Algorithm 2's clusters (before merging) and its swap count, compiled path.
 
@@ -168,25 +161,22 @@ def kfirst_labels(X, attributes, k: int, t: float, state: TaskState):
         if pool.count < 2 * k:
             chosen = pool.live_positions()
         else:
-            point = pool.point(seed)
-            fetch = min(pool.count, max(2 * k + 16, int(_HEADROOM * max(recent))))
-            candidates = _candidates(pool, point, seed, fetch)
-            members = np.sort(candidates[:k])
+            want = max(_FIRST, int(np.median(recent)) - k)
+            stream = pool.nearest_stream(pool.point(seed), include=seed, expect=k + want)
+            members = np.sort(stream.take(k))
             records = pool.records_at(members)
             emd = cluster_emd(packed.codes, records, k, packed.kinds, packed.ms,
-                                 packed.cumulative, packed.prefix, packed.counts, packed.n)
+                              packed.cumulative, packed.prefix, packed.counts, packed.n)
             codes = np.ascontiguousarray(packed.codes[:, records])
             looked = k
             while emd > limit and looked < pool.count:
-                if looked >= len(candidates):
-                    fetch = min(pool.count, _GROWTH * fetch)
-                    candidates = _candidates(pool, point, seed, fetch)
-                stream = candidates[looked:]
-                stream_codes = np.ascontiguousarray(packed.codes[:, pool.records_at(stream)])
-                swap_scan(members, codes, stream, stream_codes, *tables, emd, limit,
+                piece = stream.take(want)
+                piece_codes = np.ascontiguousarray(packed.codes[:, pool.records_at(piece)])
+                swap_scan(members, codes, piece, piece_codes, *tables, emd, limit,
                           EMD_TOLERANCE, result)
                 emd, swaps = float(result[0]), swaps + int(result[1])
                 looked += int(result[2])
+                want = int(want * _GROWTH)
             recent.append(looked)
             chosen = members
         labels[pool.remove(np.asarray(chosen))] = clusters

@@ -64,7 +64,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.compiled import COMPILED
-from core.methods.pool import RecordPool
+from core.methods.pool import RecordPool, squared_distances
 from core.errors import MicroaggError
 from core.methods.mdav import mdav
 from core.progress import TaskState
@@ -377,8 +377,7 @@ def kfirst_labels_reference(X, attributes, k: int, t: float, build: TaskState):
 def by_distance(pool: RecordPool, point: np.ndarray, seed: int) -> np.ndarray:
     """Every live position, nearest first (exact distances, ties in input order)."""
     live = pool.live_positions()
-    diff = pool.rows(live) - point
-    distance = np.einsum("ij,ij->i", diff, diff)
+    distance = squared_distances(pool.rows(live), point)  # the pool's own sum order
     distance[live == seed] = -1.0
     return live[np.argsort(distance, kind="stable")]
 
