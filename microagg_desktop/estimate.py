@@ -2,8 +2,10 @@
 
 Each family's time is ``constant × cost(n, d, k, ...)`` plus the shared steps of every
 run (aggregation, measures, verification), modelled as ``n · log2 n · d``. With the
-compiled kernels, MDAV, CBFS, TFRP, tc-merge, tc-kfirst and tc-tfirst search a spatial
-index ("indexed": about n·√n·d/√k), and so does GSMS through its neighbour lists;
+compiled kernels, MDAV, CBFS, TFRP, tc-merge and tc-tfirst search a spatial index
+("indexed": about n·√n·d/√k), and so does GSMS through its neighbour lists; each
+cluster of tc-kfirst looks through a share of the records left that grows as t shrinks
+("swept");
 V-MDAV still passes over the records left once per group ("quadratic"); without numba
 the numpy references scan every record per group ("quadratic"). The constants were measured on a two-core machine with
 ``benchmarks/bench_estimate.py`` and ``benchmarks/bench_scale.py`` (random normal
@@ -48,7 +50,7 @@ FAMILIES: dict[str, tuple[str, float]] = {
     "pcp": ("sorted", 8.0e-9),
     "zscores": ("sorted", 6.0e-9),
     "tc-merge": ("indexed", 3.2e-8),  # 100,000, t = 0.1: 4.2–4.8 s
-    "tc-kfirst": ("indexed", 6.2e-8),
+    "tc-kfirst": ("swept", 8.0e-10),  # 100,000, t = 0.1: 54 s; t = 0.2: 26 s
     "tc-tfirst": ("indexed", 4.7e-8),  # 100,000: 5.9–7.0 s; 200,000: 21.7 s
     "tc-bucket": ("quadratic", 2.1e-8),
     "mic1d": ("values", 1.0e-7),
@@ -89,9 +91,17 @@ def family_of(method: str, scope: str = "multivariate") -> tuple[str, float]:
     return ("quadratic", 2.5e-8)
 
 
-def _cost(model: str, n: int, d: int, k: int) -> float:
+# tc-kfirst's candidates per cluster grow as 1 + _SWEPT / t² of a share of the records
+# left (30,000 × 10, k = 5: 2.1, 3.2, 4.9 and 18 s at t = 0.3, 0.2, 0.1 and 0.05).
+_SWEPT = 0.0275
+
+
+def _cost(model: str, n: int, d: int, k: int, t: float | None = None) -> float:
     if model == "quadratic":  # about n/k groups, each scanning the n records left
         return n * n * d / k
+    if model == "swept":  # n/k clusters, each sweeping a share of the records left
+        t = 0.2 if t is None else max(float(t), 0.01)
+        return n * n * d / k * (1 + _SWEPT / (t * t))
     if model == "indexed":  # n/k groups, each searching a spatial index: about √n·k rows
         return n * math.sqrt(n) * d / math.sqrt(k)
     if model == "sorted":  # sort, then a shortest path over k to 2k-1 long runs
@@ -115,8 +125,8 @@ def estimate_seconds(method: str, n: int, d: int, *, scope: str = "multivariate"
     scope : str
         The method's scope, for a method without a calibrated constant.
     **params
-        The method's parameters: ``k`` (default 3) and ``refine`` are used; for
-        ``tc-tfirst`` pass ``cluster_size`` (its group size) in place of k.
+        The method's parameters: ``k`` (default 3), ``refine`` and ``t`` (tc-kfirst)
+        are used; for ``tc-tfirst`` pass ``cluster_size`` (its group size) in place of k.
 
     Returns
     -------
@@ -132,7 +142,8 @@ def estimate_seconds(method: str, n: int, d: int, *, scope: str = "multivariate"
     model, constant = family_of(method, scope)
     shared = SHARED if COMPILED else REFERENCE_SHARED
     refine = (REFINE if COMPILED else REFERENCE_REFINE).get(str(params.get("refine")), 0.0)
-    return constant * _cost(model, n, d, k) + (shared + refine) * n * math.log2(n) * d
+    cost = _cost(model, n, d, k, params.get("t"))
+    return constant * cost + (shared + refine) * n * math.log2(n) * d
 
 
 def format_range(seconds: float) -> str:

@@ -239,7 +239,8 @@ def what_will_happen(spec: Method, values: Mapping[str, Any], *, n_records: int 
         extra = {}
         if spec.name in GROUP_SIZE_RULES and k is not None and t is not None and 0 < t <= 1:
             extra["cluster_size"] = GROUP_SIZE_RULES[spec.name](n_records, int(k), t)
-        params = {name: value for name, value in values.items() if name in ("k", "refine")}
+        params = {name: value for name, value in values.items()
+                  if name in ("k", "refine", "t")}
         text = estimate_text(estimate_seconds(spec.name, n_records, len(qis),
                                               scope=spec.scope, **params, **extra))
         if text:

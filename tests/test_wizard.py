@@ -134,6 +134,14 @@ def test_what_will_happen_tfirst_group_size():
     assert lines[0].startswith("600 records; 3 quasi-identifier(s)")
 
 
+def test_what_will_happen_estimates_tc_kfirst_from_t():
+    kfirst = get_method("tc-kfirst")
+    strict, loose = (" ".join(what_will_happen(kfirst, {"k": 5, "t": t}, n_records=300_000,
+                                               roles=ROLES)) for t in (0.05, 0.3))
+    assert "Expected time on this computer" in strict and "minutes" in strict
+    assert "seconds" in loose
+
+
 def test_what_will_happen_warnings():
     mdav = get_method("mdav")
     lines = what_will_happen(mdav, {"k": 700}, n_records=600, roles=ROLES)
