@@ -299,7 +299,7 @@ class SpatialPool:
 # about threefold per record once its keys outgrow the first-level cache: 5,000
 # records 0.12 ms, 8,000 0.55 ms); cells of the table that maps a distance to its
 # bucket; how far a stream lists rows beyond what it has been asked for, as a multiple.
-_SAMPLE, _BUCKET, _CELLS, _LIST = 1024, 2048, 1024, 2.0
+_SAMPLE, _BUCKET, _CELLS, _LIST = 1024, 2048, 1024, 1.5
 
 
 class _NearestStream:
@@ -308,7 +308,7 @@ class _NearestStream:
     A small first take is a tree search (:meth:`SpatialPool.nearest_sorted`). Later
     ones compute the distance of every row of the pool's scan set once
     (``kernels.scan_rows``), take a sample of them (``kernels.sample_rows``), list the
-    rows up to a distance estimated from the sample, twice as far as asked for, in
+    rows up to a distance estimated from the sample, half again as far as asked for, in
     buckets of about _BUCKET rows (``kernels.bucket_rows``), and take the records after
     the floor bucket by bucket (``kernels.take_next``), listing further when the buckets
     are used up. The sample only sizes the work: the buckets follow the distance, so

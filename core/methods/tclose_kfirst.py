@@ -40,11 +40,12 @@ from core.progress import TaskState
 
 __all__ = ["kfirst_labels", "swap_scan"]
 
-# Clusters remembered when sizing a cluster's first piece of candidates: the median of
-# what the last _RECENT clusters looked at (at least _FIRST); each further piece is
+# Clusters remembered when sizing a cluster's first piece of candidates: half the median
+# of what the last _RECENT clusters looked at (at least _FIRST); each further piece is
 # _GROWTH times the one before. The sizes only divide the work: the candidates come in
-# the same order whatever they are, so the result does not depend on them.
-_RECENT, _FIRST, _GROWTH = 16, 16, 2
+# the same order whatever they are, so the result does not depend on them. (100,000 ×
+# 10, t = 0.1: 42.6–45.1 s against 50.2–52.5 s for the whole median and doubling.)
+_RECENT, _FIRST, _START, _GROWTH = 16, 16, 0.5, 1.5
 
 
 def _swap_scan(mem_pos, mem_codes, cand_pos, cand_codes, kinds, ms, G, P, counts, n, emd,
@@ -161,7 +162,7 @@ def kfirst_labels(X, attributes, k: int, t: float, state: TaskState):
         if pool.count < 2 * k:
             chosen = pool.live_positions()
         else:
-            want = max(_FIRST, int(np.median(recent)) - k)
+            want = max(_FIRST, int(_START * np.median(recent)) - k)
             stream = pool.nearest_stream(pool.point(seed), include=seed, expect=k + want)
             members = np.sort(stream.take(k))
             records = pool.records_at(members)
