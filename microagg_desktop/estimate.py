@@ -50,7 +50,7 @@ FAMILIES: dict[str, tuple[str, float]] = {
     "pcp": ("sorted", 8.0e-9),
     "zscores": ("sorted", 6.0e-9),
     "tc-merge": ("indexed", 3.2e-8),  # 100,000, t = 0.1: 4.2–4.8 s
-    "tc-kfirst": ("swept", 8.0e-10),  # 100,000, t = 0.1: 54 s; t = 0.2: 26 s
+    "tc-kfirst": ("swept", 8.0e-10),  # 100,000, t = 0.1: 42 s; t = 0.2: 27 s
     "tc-tfirst": ("indexed", 4.7e-8),  # 100,000: 5.9–7.0 s; 200,000: 21.7 s
     "tc-bucket": ("quadratic", 2.1e-8),
     "mic1d": ("values", 1.0e-7),
@@ -92,7 +92,7 @@ def family_of(method: str, scope: str = "multivariate") -> tuple[str, float]:
 
 
 # tc-kfirst's candidates per cluster grow as 1 + _SWEPT / t² of a share of the records
-# left (30,000 × 10, k = 5: 2.1, 3.2, 4.9 and 18 s at t = 0.3, 0.2, 0.1 and 0.05).
+# left (30,000 × 10, k = 5: 1.9, 3.7, 5.0 and 19 s at t = 0.3, 0.2, 0.1 and 0.05).
 _SWEPT = 0.0275
 
 
