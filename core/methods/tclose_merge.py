@@ -10,8 +10,9 @@ gives the same merges and the same partition as the numpy reference
   ties go to the first cluster, as ``np.argmax`` does);
 * the merged cluster's EMD is computed by :func:`core.methods.tclose_emd.cluster_emd`,
   the same float as the reference's;
-* the nearest centroid is searched in compiled code with a sequential sum of squares.
-  The reference sums with numpy's ``einsum``, whose order (and so last bit) differs; a
+* the nearest centroid is searched in compiled code with a sequential sum of squares,
+  over the live clusters only (kept together as clusters merge away), each sum stopped
+  once it passes the best so far. The reference sums with numpy's ``einsum``, whose order (and so last bit) differs; a
   sum of d non-negative terms in any order is within ``(d−1)·eps`` of the true value,
   so every centroid within a relative ``8·(d+1)·eps`` of the compiled minimum is a
   possible answer. When there is more than one, the loop returns to Python, which
@@ -60,18 +61,21 @@ def _tree_update(tree, leaves, emd, alive, g):
         node >>= 1
 
 
-def _merge_steps(head, tail, following, sizes, sums, counts, centroids, alive, emd, tree,
-                 leaves, codes, kinds, ms, G, P, table_counts, n, limit, budget, forced,
-                 live, buffer, distance, candidates, result):
+def _merge_steps(head, tail, following, sizes, sums, counts, centroids, order, slot, emd,
+                 alive, tree, leaves, codes, kinds, ms, G, P, table_counts, n, limit, budget,
+                 forced, live, buffer, distance, candidates, result):
     """Up to ``budget`` merges of Algorithm 1.
 
+    The ``live`` clusters left are ``order[:live]`` (``slot`` is the inverse), with their
+    centroids in that order in ``centroids[j, :live]`` (attribute j): a merge moves the
+    last into the place of the cluster merged away, so a search reads only live
+    clusters, one attribute after another.
     ``result`` receives (status, merges made, worst cluster, candidates): status 0 when
     every cluster is within ``limit`` or one is left, 1 when the budget is spent, 2 when
-    the nearest centroid to ``worst`` is one of ``candidates[:count]`` and needs the
-    reference's sum to decide (call again with ``forced`` set to the answer).
+    the nearest centroid to ``worst`` is one of ``candidates[:count]`` (ascending) and
+    needs the reference's sum to decide (call again with ``forced`` set to the answer).
     """
     d = sums.shape[1]
-    groups = sums.shape[0]
     factor = 1.0 + 8.0 * (d + 1) * 2.220446049250313e-16
     merges = 0
     result[0] = 0
@@ -87,24 +91,29 @@ def _merge_steps(head, tail, following, sizes, sums, counts, centroids, alive, e
             nearest = forced
             forced = -1
         else:
+            here = slot[worst]
             smallest = np.inf
-            for g in range(groups):
-                if not alive[g] or g == worst:
-                    distance[g] = np.inf
-                    continue
-                total = 0.0
-                for j in range(d):
-                    diff = centroids[g, j] - centroids[worst, j]
-                    total += diff * diff
-                distance[g] = total
-                if total < smallest:
-                    smallest = total
+            for i in range(live):
+                distance[i] = 0.0
+            for j in range(d):  # attribute by attribute: the loop over clusters vectorizes
+                own = centroids[j, here]
+                for i in range(live):
+                    diff = centroids[j, i] - own
+                    distance[i] += diff * diff
+            distance[here] = np.inf
+            for i in range(live):
+                smallest = min(smallest, distance[i])
             bound = smallest * factor + 1e-300
             count = 0
             nearest = -1
-            for g in range(groups):
-                if distance[g] <= bound:
-                    candidates[count] = g
+            for i in range(live):
+                if distance[i] <= bound:
+                    g = order[i]
+                    position = count  # ascending cluster numbers, as the reference's
+                    while position > 0 and candidates[position - 1] > g:
+                        candidates[position] = candidates[position - 1]
+                        position -= 1
+                    candidates[position] = g
                     count += 1
                     nearest = g
             if count > 1:
@@ -123,8 +132,12 @@ def _merge_steps(head, tail, following, sizes, sums, counts, centroids, alive, e
         alive[gone] = False
         live -= 1
         counts[gone] = 1.0
+        moved, at = order[live], slot[gone]  # the last live cluster fills gone's place
+        order[at], slot[moved] = moved, at
         for j in range(d):
-            centroids[keep, j] = sums[keep, j] / counts[keep]
+            centroids[j, at] = centroids[j, live]
+        for j in range(d):
+            centroids[j, slot[keep]] = sums[keep, j] / counts[keep]
         record = head[keep]
         for i in range(sizes[keep]):
             buffer[i] = record
@@ -168,15 +181,16 @@ def merge_until_close(X, attributes, labels, t, state: TaskState, compact):
                      for j in range(X.shape[1])], axis=1)
     sizes = np.bincount(labels, minlength=groups).astype(np.int64)
     counts = sizes.astype(np.float64)
-    centroids = sums / counts[:, None]
+    centroids = np.ascontiguousarray((sums / counts[:, None]).T)  # attribute by attribute
     alive = np.ones(groups, dtype=np.bool_)
-    order = np.argsort(labels, kind="stable")
+    by_label = np.argsort(labels, kind="stable")
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-    head = order[starts].astype(np.int64)
-    tail = order[starts + sizes - 1].astype(np.int64)
+    head = by_label[starts].astype(np.int64)
+    tail = by_label[starts + sizes - 1].astype(np.int64)
     following = np.full(n, -1, dtype=np.int64)
-    same = labels[order[1:]] == labels[order[:-1]]
-    following[order[:-1][same]] = order[1:][same]
+    same = labels[by_label[1:]] == labels[by_label[:-1]]
+    following[by_label[:-1][same]] = by_label[1:][same]
+    order, slot = np.arange(groups), np.arange(groups)  # live clusters, in centroids' order
     leaves = 1
     while leaves < groups:
         leaves *= 2
@@ -196,8 +210,8 @@ def merge_until_close(X, attributes, labels, t, state: TaskState, compact):
     merges, forced, budget = 0, -1, 1
     while True:
         started = time.perf_counter()
-        merge_steps(head, tail, following, sizes, sums, counts, centroids, alive, emd, tree,
-                    leaves, packed.codes, packed.kinds, packed.ms, packed.cumulative,
+        merge_steps(head, tail, following, sizes, sums, counts, centroids, order, slot, emd,
+                    alive, tree, leaves, packed.codes, packed.kinds, packed.ms, packed.cumulative,
                     packed.prefix, packed.counts, packed.n, limit, budget, forced,
                     groups - merges, buffer, distance, candidates, result)
         forced = -1
