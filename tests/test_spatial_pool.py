@@ -121,6 +121,24 @@ def test_a_stream_is_only_read_while_the_pool_stays_as_it_was():
         stream.take(1)
 
 
+def test_buckets_follow_the_distance_even_when_the_scale_overflows():
+    """A distance far past the table's range goes to the last bucket, not through an
+    overflowing cast to some other one."""
+    from core.methods import spatial_pool_kernels as kernels
+
+    D = np.array([0.0, 2.0 ** -999, 3 * 2.0 ** -999, 1.0, 1e10, 7.0])  # cells 0, 2, 6, ...
+    slots, solo = np.arange(6), np.arange(6)
+    table = np.array([0, 0, 1, 1, 2, 2, 2, 3], dtype=np.int64)
+    spill_d2, spill, spill_b = np.zeros(6), np.zeros((6, 2), dtype=np.int64), np.zeros(
+        6, dtype=np.int64)
+    rows_d2, rows, bounds = np.zeros(6), np.zeros((6, 2), dtype=np.int64), np.zeros(
+        5, dtype=np.int64)
+    listed = kernels.bucket_rows(-np.inf, np.inf, 0.0, 2.0 ** 1000, table, D, slots, 6,
+                                 solo, spill_d2, spill, spill_b, rows_d2, rows, bounds)
+    assert listed == 6 and bounds.tolist() == [0, 1, 2, 3, 6]
+    assert rows_d2[3:].tolist() == [1.0, 1e10, 7.0]  # the last bucket, in scan order
+
+
 def test_positions_are_record_numbers_and_stay_valid():
     X = np.array([[0.0], [1.0], [1.0], [1.0], [5.0]])
     pool = SpatialPool(X)

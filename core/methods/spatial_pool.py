@@ -356,7 +356,7 @@ class _NearestStream:
                     self._at, cand_d2[got:], cand_id[got:])
                 if got == m or self._reach == np.inf:
                     break
-                self._list(_LIST * target)
+                self._list(max(_LIST * target, 2 * self._listed))
         finally:
             if self._include is not None:
                 blocked[self._include] = False
@@ -400,7 +400,7 @@ class _NearestStream:
             self._size, pool._solo, self._spill_d2, self._spill, self._spill_b,
             self._rows_d2, self._rows, self._bounds)
         self._lengths = np.diff(self._bounds)
-        self._reach = reach
+        self._reach, self._listed = reach, rows
         self._at[0] = 0
 
     def _remember(self, positions: np.ndarray, distances: np.ndarray) -> None:

@@ -222,7 +222,7 @@ def _bucket(lo_d2, hi_d2, base, scale, table, D, slots, size, solo, spill_d2, sp
             spill_b, rows_d2, rows, bounds):
     """List the live rows of the scan set with lo_d2 < D ≤ hi_d2, bucket by bucket.
 
-    A row's bucket is ``table[min(int((D − base) · scale), len(table) − 1)]``, which never
+    A row's bucket is ``table[min(⌊(D − base) · scale⌋, len(table) − 1)]``, which never
     decreases as D grows (``table`` ascending, base ≤ every D, scale ≥ 0): every row of
     bucket b is nearer than every row of bucket b + 1, whatever the table, so taking
     the buckets in turn keeps the order exact. Bucket b's rows are at ``rows_d2``/
@@ -238,7 +238,8 @@ def _bucket(lo_d2, hi_d2, base, scale, table, D, slots, size, solo, spill_d2, sp
         if lo_d2 < d2 <= hi_d2:
             t = slots[i]
             if solo[t] != -2:
-                b = table[min(int((d2 - base) * scale), last)]
+                cell = (d2 - base) * scale  # ≥ 0; compared before the cast can overflow
+                b = table[int(cell)] if cell < last else table[last]
                 spill_d2[listed], spill[listed, 0], spill[listed, 1] = d2, t, solo[t]
                 spill_b[listed] = b
                 bounds[b + 1] += 1
