@@ -16,6 +16,9 @@ their record queue, a k-d tree whose boxes shrink as rows empty, the record fart
 from the centroid through a shell sorted by distance to a moving anchor, the record
 farthest from another point bounded through its reflection in the anchor. A removed
 record is skipped inside its row's queue (:mod:`core.methods.spatial_pool_kernels`).
+For requests too large for the tree to prune (tc-kfirst's candidates, thousands at a
+time), :meth:`SpatialPool.nearest_stream` gives the same order a piece at a time from
+a pass over the live rows, packed apart from the tree.
 
 Exactness: distances are :func:`core.methods.pool.squared_distances`' (columns summed
 in order), ties go to the record first in the input, and the centroid is the pool's
