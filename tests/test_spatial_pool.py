@@ -121,6 +121,19 @@ def test_a_stream_is_only_read_while_the_pool_stays_as_it_was():
         stream.take(1)
 
 
+def test_distances_that_overflow_to_inf_come_last_in_record_order():
+    X = np.array([[0.0], [1.0], [1e200], [2.0], [-1e200], [3.0]])
+    reference, pool = RecordPool(X), SpatialPool(X)
+    point = np.array([0.0])
+    with np.errstate(over="ignore"):  # the squares of ±1e200 overflow, as they should
+        expected, _ = reference.nearest_sorted(point, 5, include=0)
+    assert expected.tolist() == [0, 1, 3, 5, 2]
+    assert pool.nearest_sorted(point, 5, include=0)[0].tolist() == [0, 1, 3, 5, 2]
+    stream = pool.nearest_stream(point, include=0)
+    pieces = [stream.take(2) for _ in range(4)]
+    assert [p.tolist() for p in pieces] == [[0, 1], [3, 5], [2, 4], []]
+
+
 def test_buckets_follow_the_distance_even_when_the_scale_overflows():
     """A distance far past the table's range goes to the last bucket, not through an
     overflowing cast to some other one."""

@@ -78,6 +78,20 @@ def test_merge_compiled_equals_reference(case, base_size):
     assert merges == expected_merges
 
 
+@pytest.mark.parametrize("distinct_rows", [1, 2])
+def test_merge_with_many_tied_centroids_equals_reference(distinct_rows):
+    """Clusters of one or two distinct rows tie by the dozen for the nearest centroid:
+    the compiled loop must hand them back in ascending order however many there are."""
+    X, attributes = data(400, 3, distinct_rows=distinct_rows)
+    base = np.random.default_rng(3).permutation(400) // 2
+    expected, expected_merges = tcloseness._merge_until_close(X, attributes, base, 0.05,
+                                                              TaskState())
+    labels, merges = merge_until_close(X, attributes, base, 0.05, TaskState(),
+                                       tcloseness._compact)
+    np.testing.assert_array_equal(labels, expected)
+    assert merges == expected_merges > 100
+
+
 @pytest.mark.parametrize("nominal", [False, True])
 @pytest.mark.parametrize("distinct_rows,distinct_values", [(None, None), (40, 3)])
 def test_whole_methods_equal_reference_at_a_few_hundred(nominal, distinct_rows,

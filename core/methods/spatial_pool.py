@@ -297,7 +297,7 @@ class SpatialPool:
         return records
 
 
-# Rows sampled for a stream's cut points (twice as many places looked at); rows per
+# Places of the scan set looked at for a stream's sample of distances; rows per
 # bucket, about: a take sorts at most a bucket's records at a time (a sort slows down
 # about threefold per record once its keys outgrow the first-level cache: 5,000
 # records 0.12 ms, 8,000 0.55 ms); cells of the table that maps a distance to its
@@ -372,8 +372,8 @@ class _NearestStream:
         self._D, self._rows_d2, self._rows, self._spill_d2, self._spill, self._spill_b = \
             buffers
         kernels.scan_rows(self._point, self._blocks, self._size, self._D)
-        self._sample = np.zeros(2 * _SAMPLE)
-        stride = max(1, int(pool._cnt[0]) // _SAMPLE)
+        self._sample = np.zeros(_SAMPLE)
+        stride = -(-self._size // _SAMPLE)  # at most _SAMPLE places: never cut short
         self._sampled = kernels.sample_rows(self._D, self._slots, self._size, pool._solo,
                                             stride, self._sample)
         self._stride = int(pool._cnt[0]) / max(self._sampled, 1)  # live rows per sample

@@ -175,7 +175,7 @@ def _nearest(q, m, blocked, nxt, first_leaf, start, stop, head, end, members, Q,
     if cnt[0] == 0 or m == 0:
         return 0
     bound = np.empty(2)
-    bound[0], bound[1] = np.inf, -1.0
+    bound[0], bound[1] = np.inf, np.inf  # nothing ruled out yet, not even at inf
     size = 0
     stack[0], stack_d2[0] = 0, _min_box2(lo, hi, 0, q)
     depth = 1
@@ -208,7 +208,7 @@ def _sample(D, slots, size, solo, stride, sample):
     """The distances of the live rows among every ``stride``-th row of the scan set,
     sorted: a spatially spread sample (the set is in tree order) in which every live row
     is equally likely, so its j-th value is about the (j · live rows / its size)-th
-    smallest. Returns the sample's size."""
+    smallest. ``sample`` must hold every place looked at. Returns the sample's size."""
     taken = 0
     for i in range(0, size, stride):
         if solo[slots[i]] != -2 and taken < sample.shape[0]:
@@ -289,7 +289,7 @@ def _take_bucket(floor_d2, floor_id, m, blocked, nxt, head, end, members, rows_d
     (floor_d2, floor_id), fewer only when the bucket has no more. Rows below the floor
     leave the bucket. Returns (how many, the bucket's new length)."""
     bound = np.empty(2)
-    bound[0], bound[1] = np.inf, -1.0
+    bound[0], bound[1] = np.inf, np.inf  # nothing ruled out yet, not even at inf
     size = kept = 0
     for i in range(listed):
         d2, t, record = rows_d2[i], rows[i, 0], rows[i, 1]

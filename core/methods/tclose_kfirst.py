@@ -172,6 +172,8 @@ def kfirst_labels(X, attributes, k: int, t: float, state: TaskState):
             looked = k
             while emd > limit and looked < pool.count:
                 piece = stream.take(want)
+                if not piece.size:  # the stream gives every live record: never
+                    raise RuntimeError("tc-kfirst: the candidates ran out before the pool")
                 piece_codes = np.ascontiguousarray(packed.codes[:, pool.records_at(piece)])
                 swap_scan(members, codes, piece, piece_codes, *tables, emd, limit,
                           EMD_TOLERANCE, result)

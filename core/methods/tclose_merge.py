@@ -11,8 +11,8 @@ gives the same merges and the same partition as the numpy reference
 * the merged cluster's EMD is computed by :func:`core.methods.tclose_emd.cluster_emd`,
   the same float as the reference's;
 * the nearest centroid is searched in compiled code with a sequential sum of squares,
-  over the live clusters only (kept together as clusters merge away), each sum stopped
-  once it passes the best so far. The reference sums with numpy's ``einsum``, whose order (and so last bit) differs; a
+  over the live clusters only (kept together, attribute by attribute, as clusters merge
+  away). The reference sums with numpy's ``einsum``, whose order (and so last bit) differs; a
   sum of d non-negative terms in any order is within ``(d−1)·eps`` of the true value,
   so every centroid within a relative ``8·(d+1)·eps`` of the compiled minimum is a
   possible answer. When there is more than one, the loop returns to Python, which
@@ -63,7 +63,7 @@ def _tree_update(tree, leaves, emd, alive, g):
 
 def _merge_steps(head, tail, following, sizes, sums, counts, centroids, order, slot, emd,
                  alive, tree, leaves, codes, kinds, ms, G, P, table_counts, n, limit, budget,
-                 forced, live, buffer, distance, candidates, result):
+                 forced, live, buffer, distance, candidates, marked, result):
     """Up to ``budget`` merges of Algorithm 1.
 
     The ``live`` clusters left are ``order[:live]`` (``slot`` is the inverse), with their
@@ -108,15 +108,21 @@ def _merge_steps(head, tail, following, sizes, sums, counts, centroids, order, s
             nearest = -1
             for i in range(live):
                 if distance[i] <= bound:
-                    g = order[i]
-                    position = count  # ascending cluster numbers, as the reference's
-                    while position > 0 and candidates[position - 1] > g:
-                        candidates[position] = candidates[position - 1]
-                        position -= 1
-                    candidates[position] = g
+                    candidates[count] = order[i]
                     count += 1
-                    nearest = g
-            if count > 1:
+                    nearest = order[i]
+            if count > 1:  # in ascending cluster numbers, as the reference's
+                if count <= 32:
+                    candidates[:count].sort()
+                else:  # many ties (a few distinct rows): one pass, not a sort
+                    for c in range(count):
+                        marked[candidates[c]] = True
+                    count = 0
+                    for g in range(marked.shape[0]):
+                        if marked[g]:
+                            marked[g] = False
+                            candidates[count] = g
+                            count += 1
                 result[0] = 2
                 result[2] = worst
                 result[3] = count
@@ -202,6 +208,7 @@ def merge_until_close(X, attributes, labels, t, state: TaskState, compact):
     buffer = np.empty(n, dtype=np.int64)
     distance = np.empty(groups)
     candidates = np.empty(groups, dtype=np.int64)
+    marked = np.zeros(groups, dtype=np.bool_)
     result = np.zeros(4, dtype=np.int64)
     limit = float(t) + EMD_TOLERANCE
     # Progress in at least _STEPS steps however fast the merges are, and a return to
@@ -213,7 +220,7 @@ def merge_until_close(X, attributes, labels, t, state: TaskState, compact):
         merge_steps(head, tail, following, sizes, sums, counts, centroids, order, slot, emd,
                     alive, tree, leaves, packed.codes, packed.kinds, packed.ms, packed.cumulative,
                     packed.prefix, packed.counts, packed.n, limit, budget, forced,
-                    groups - merges, buffer, distance, candidates, result)
+                    groups - merges, buffer, distance, candidates, marked, result)
         forced = -1
         merges += int(result[1])
         elapsed = time.perf_counter() - started
