@@ -5,12 +5,11 @@ run (aggregation, measures, verification), modelled as ``n · log2 n · d``. Wit
 compiled kernels, MDAV, CBFS, TFRP, tc-merge and tc-tfirst search a spatial index
 ("indexed": about n·√n·d/√k), and so does GSMS through its neighbour lists; each
 cluster of tc-kfirst looks through a share of the records left that grows as t shrinks
-("swept");
-V-MDAV still passes over the records left once per group ("quadratic"); without numba
-the numpy references scan every record per group ("quadratic"). The constants were measured on a two-core machine with
-``benchmarks/bench_estimate.py`` and ``benchmarks/bench_scale.py`` (random normal
-data); the estimate is meant to tell seconds from minutes from hours, not to be exact,
-so it is shown as a range.
+("swept"); V-MDAV still passes over the records left once per group ("quadratic");
+without numba the numpy references scan every record per group ("quadratic"). The
+constants were measured on a two-core machine with ``benchmarks/bench_estimate.py`` and
+``benchmarks/bench_scale.py`` (random normal data); the estimate is meant to tell
+seconds from minutes from hours, not to be exact, so it is shown as a range.
 
 Examples
 --------

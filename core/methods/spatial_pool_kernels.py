@@ -35,8 +35,7 @@ from core.compiled import kernel
 from core.methods.spatial_index import _leaf_distances, _min_box2, _push_children, _refresh
 
 __all__ = ["find_live", "remove_records", "nearest_live", "scan_rows", "sample_rows",
-           "bucket_rows",
-           "take_next"]
+           "bucket_rows", "take_next"]
 
 
 def _find(nxt, slot):
@@ -306,6 +305,8 @@ def _take_bucket(floor_d2, floor_id, m, blocked, nxt, head, end, members, rows_d
             continue
         if record <= after or blocked[record] or (d2 == bound[0] and record > bound[1]):
             continue
+        # _offer_row's append, written out: as a shared helper it cost tc-kfirst about
+        # 10 % (100,000 × 10, t = 0.1: 49–52 s against 45–46 s, back to back)
         cand_d2[size], cand_id[size] = d2, record
         size += 1
         if size == cand_d2.shape[0]:
