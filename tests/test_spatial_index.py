@@ -24,6 +24,7 @@ from core.methods import spatial_search as search
 from core.methods import spatial_tree
 from core.methods.spatial_index import distinct_rows
 from core.progress import TaskState
+from tests.spatial_helpers import leaves_of, nearest
 
 pytestmark = pytest.mark.skipif(not COMPILED, reason="numba is switched off")
 
@@ -31,10 +32,14 @@ HEURISTICS = [(first, growth) for first in FIRST_RECORD for growth in GROWTH]
 
 
 def _same(X, k):
+    """Every heuristic gives the reference's labels, on the index as built for a run and
+    on one of small leaves (a deeper tree, as a large table has)."""
     for first, growth in HEURISTICS:
-        fast = fixed_size(X, k=k, first=first, growth=growth)
         slow = fixed_size_reference(X, k=k, first=first, growth=growth)
-        assert np.array_equal(fast, slow), (first, growth)
+        for leaf_size in (index.LEAF_SIZE, 8):
+            with leaves_of(leaf_size):
+                fast = fixed_size(X, k=k, first=first, growth=growth)
+            assert np.array_equal(fast, slow), (first, growth, leaf_size)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -101,7 +106,7 @@ def _searches(X):
     searches: the m nearest records to q, and the record farthest from q."""
     members, starts, row_of = index.distinct_rows(X)
     P = X[members[starts[:-1]]]
-    perm, start, stop, levels = index.build_tree(P, index.LEAF_SIZE)
+    perm, start, stop, levels = index.build_tree(P, 48)
     P = np.ascontiguousarray(P[perm])
     head, end = starts[:-1][perm].copy(), starts[1:][perm].copy()
     n_nodes, d = len(start), X.shape[1]
@@ -195,7 +200,7 @@ def test_cell_splits_bound_every_row_of_each_child():
     for X in (rng.normal(size=(3000, 4)), rng.integers(0, 12, size=(4000, 3)).astype(float)):
         tree, levels, _ = spatial_tree.row_tree(X, X.mean(axis=0))
         P, screen, start, stop, first_leaf = tree[0], tree[1], tree[7], tree[8], tree[9]
-        axis, left_hi, right_lo = screen[3:]
+        axis, left_hi, right_lo = screen[3:6]
         assert levels >= 3 and len(axis) == first_leaf
         for v in range(first_leaf):
             j, a, b = axis[v], 2 * v + 1, 2 * v + 2
@@ -225,17 +230,9 @@ def test_nearest_through_the_cells_equals_a_full_scan_after_deletions(seed, empt
         live[members[head[t]:end[t]]] = True
     if not live.any():
         return
-    depth = 2 * levels + 8
-    buffer32 = np.zeros(int((stop - start).max()) + 1, dtype=np.float32)
     for _ in range(20):
         q = X[rng.integers(n)] + rng.normal(size=d) * rng.choice([0.0, 0.1, 10.0])
-        best_d2, best_id = np.zeros(m), np.zeros(m, dtype=np.int64)
-        size = search._nearest(q, m, np.zeros(len(P), dtype=np.int64), first_leaf, start, stop,
-                               head, end, members, P, screen, lo, hi, cnt,
-                               np.zeros(depth, dtype=np.int64), np.zeros(depth), best_d2,
-                               best_id, buffer32, np.zeros(d, dtype=np.float32),
-                               np.zeros(4, dtype=np.int64))
+        found = nearest(tree, levels, q, m)
         records = np.flatnonzero(live)
         d2 = ((X[records] - q) ** 2).sum(axis=1)
-        expected = records[np.lexsort((records, d2))][:m]
-        assert best_id[:size].tolist() == expected.tolist()
+        assert found == records[np.lexsort((records, d2))][:m].tolist()

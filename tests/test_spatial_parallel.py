@@ -25,6 +25,7 @@ from core.methods import spatial_parallel as parallel
 from core.methods import spatial_tree
 from core.methods.heuristics import FIRST_RECORD, GROWTH, fixed_size, fixed_size_reference
 from core.progress import TaskState
+from tests.spatial_helpers import KINDS, leaves_of, table
 
 pytestmark = pytest.mark.skipif(not COMPILED, reason="numba is switched off")
 
@@ -34,7 +35,7 @@ def _index(X, taken_out, rng):
     (each from the front of its row's queue, as a group takes them); the live records."""
     members, starts, row_of = index.distinct_rows(X)
     P = X[members[starts[:-1]]]
-    perm, start, stop, levels = index.build_tree(P, index.LEAF_SIZE)
+    perm, start, stop, levels = index.build_tree(P, 48)  # a tree deep enough to split
     P = np.ascontiguousarray(P[perm])
     head, end = starts[:-1][perm].copy(), starts[1:][perm].copy()
     alive = np.ones(len(X), dtype=bool)
@@ -176,28 +177,19 @@ def test_each_handover_gives_the_exact_answer(helper):
 
 @pytest.fixture
 def two_threads_on_small_trees(monkeypatch):
-    """Every run gets its helper, however small its tree, split two levels up."""
+    """Every run gets its helper, however small its tree, split two levels up; leaves
+    of 16 rows at most make the trees as deep as a large table's."""
+    monkeypatch.setattr(index, "LEAF_SIZE", 16)
     monkeypatch.setattr(parallel, "_MIN_LEVELS", 1)
     monkeypatch.setattr(parallel, "_SUBTREE_LEVELS", 2)
     monkeypatch.delenv("MICROAGG_SEARCH_THREADS", raising=False)
 
 
-@pytest.mark.parametrize("data", ["normal", "integer grid", "few distinct rows",
-                                  "rows of a few copies"])
+@pytest.mark.parametrize("data", KINDS)
 def test_whole_runs_on_two_threads_equal_the_reference(two_threads_on_small_trees, data):
     """Rows of a few identical records as well: groups then span rows of copies, on
     either thread's side of the split."""
-    rng = np.random.default_rng(len(data))
-    if data == "normal":
-        X = rng.normal(size=(1500, 4)) * rng.uniform(0.1, 10, size=4)
-    elif data == "integer grid":
-        X = rng.integers(0, 3, size=(1200, 3)).astype(float)
-    elif data == "few distinct rows":
-        X = rng.normal(size=(4, 5))[rng.integers(0, 4, size=1500)]
-    else:
-        rows = rng.normal(size=(120, 3))
-        X = np.repeat(rows, rng.integers(1, 8, size=120), axis=0)
-        X = X[rng.permutation(len(X))]
+    X = table(data, np.random.default_rng(len(data)), 1500)
     for first in FIRST_RECORD:
         for growth in GROWTH:
             fast = fixed_size(X, k=4, first=first, growth=growth)
@@ -238,7 +230,8 @@ def test_any_small_tie_heavy_table_on_two_threads(X, k, first, growth):
     saved = parallel._MIN_LEVELS, parallel._SUBTREE_LEVELS
     parallel._MIN_LEVELS, parallel._SUBTREE_LEVELS = 1, 1
     try:
-        fast = fixed_size(X, k=k, first=first, growth=growth)
+        with leaves_of(16):
+            fast = fixed_size(X, k=k, first=first, growth=growth)
     finally:
         parallel._MIN_LEVELS, parallel._SUBTREE_LEVELS = saved
     assert np.array_equal(fast, fixed_size_reference(X, k=k, first=first, growth=growth))

@@ -31,6 +31,7 @@ __all__ = ["fixed_size_indexed"]
 
 _FIRST = {"mdav": 0, "cbfs": 1, "tfrp": 2}
 _STEPS = 64
+_REINDEX_FROM = 4096  # live rows: below this the index is not built again
 # Slots of the integer state vector.
 _COUNT, _BUFFER, _GROUPS, _TURN, _WORK, _SHELL_A, _SHELL_B, _POINT_A, _POINT_B, _DONE, _BAD = \
     range(11)
@@ -57,6 +58,7 @@ def _take(group, size, gid, X, tree, alive, labels, total, st):
         if head[t] == end[t]:
             index._refresh(leaf_of[t], first_leaf, start, stop, head, end, P, rho2, lo, hi,
                            cnt, top)
+            search._vacate(t, leaf_of[t] - first_leaf, start[leaf_of[t]], screen)
     st[_COUNT] -= size
     st[_GROUPS] += 1
     if st[_COUNT] and st[_COUNT] * 2 <= st[_BUFFER]:
@@ -200,7 +202,10 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
                        state: TaskState, name: str) -> np.ndarray:
     """Labels of :func:`core.methods.heuristics.fixed_size`, computed on the spatial index.
 
-    ``X`` must already be checked (finite, ``2 <= k <= n``).
+    ``X`` must already be checked (finite, ``2 <= k <= n``). The index is built again on
+    the rows left whenever half of the rows it was built on have emptied and at least
+    ``_REINDEX_FROM`` are left (:func:`core.methods.spatial_tree.reindex`); the answers
+    do not depend on it.
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     n, d = X.shape
@@ -208,59 +213,83 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
     references = np.stack([X.max(axis=0), X.min(axis=0)])
     anchor = references[0].copy() if first == "tfrp" else total / n
     tree, levels, order = spatial_tree.row_tree(X, anchor, state.check)
-    P, head, end, start, stop = tree[0], tree[2], tree[3], tree[7], tree[8]
-    n_nodes = len(start)
+    st = np.zeros(11, dtype=np.int64)
+    st[_COUNT], st[_BUFFER] = n, n
+    alive = np.ones(n, dtype=bool)
+    labels = np.full(n, -1, dtype=np.int64)
+    group = np.zeros(k, dtype=np.int64)
+    work = np.zeros(4, dtype=np.int64)
+    # At least _STEPS progress reports per run, and one every tenth of a second or so.
+    most = max(1, -(-n // (k * _STEPS)))
+    chunk = min(16, most)
+    helped = indexed = 0
+    while True:
+        indexed += 1
+        rows, cnt = len(tree[0]), tree[12]
+        shell, shell_b, rho2_b, taken, scratch = _search_state(tree, levels, order, first,
+                                                               references, k, work, st)
+        ctrl, query, shared, mine, spare, helping = scratch[10]
+        helper = (parallel.SearchHelper(ctrl, query, shared, tree, taken, anchor, helping)
+                  if parallel.helper_wanted(levels) else None)
+        try:
+            while not st[_DONE] and (2 * cnt[0] > rows or cnt[0] < _REINDEX_FROM):
+                began = time.perf_counter()
+                before = st[_GROUPS]
+                if helper is not None:
+                    helper.begin()
+                try:
+                    _form(_FIRST[first], growth == "nc", k, chunk, X, tree, alive, labels,
+                          total, st, anchor, shell, rho2_b, shell_b, references, taken,
+                          scratch, group)
+                finally:
+                    if helper is not None:
+                        helper.end(time.perf_counter() - began, st[_GROUPS] - before)
+                if st[_BAD]:
+                    raise AssertionError("spatial index: a group took a record out of queue "
+                                         "order")
+                state.step((n - st[_COUNT]) / n, f"{name}: {st[_GROUPS]} groups formed")
+                spent = time.perf_counter() - began
+                chunk = int(min(max(chunk * (0.1 / max(spent, 1e-4)), 1), 4 * chunk + 1, most))
+        finally:
+            if helper is not None:
+                helper.close()
+                helped += helper.served
+        if st[_DONE]:
+            break
+        tree, levels, order = spatial_tree.reindex(tree, anchor, state.check)
+    fixed_size_indexed.helped = helped
+    fixed_size_indexed.work = work
+    fixed_size_indexed.indexed = indexed
+    return labels
+
+
+def _search_state(tree, levels, order, first, references, k, work, st):
+    """What the compiled loop keeps beside a (new) tree: the shells of the farthest
+    searches from the centroid (and, for TFRP, from the second reference), the rows
+    taken by a group being grown, and the searches' scratch arrays with the two-thread
+    state. Resets the shells' slots of ``st``."""
+    P, start, stop = tree[0], tree[7], tree[8]
+    head, end = tree[2], tree[3]
+    n_nodes, d = len(start), P.shape[1]
     rho2_b = np.zeros(len(P))
     shell, shell_b = np.zeros(len(P), dtype=np.int64), np.zeros(len(P), dtype=np.int64)
     shell[:len(order)] = order
-    st = np.zeros(11, dtype=np.int64)
-    st[_COUNT], st[_BUFFER], st[_SHELL_A] = n, n, len(order)
+    st[_SHELL_A], st[_POINT_A], st[_WORK] = len(order), 0, 0
+    st[_SHELL_B], st[_POINT_B] = 0, 0
     if first == "tfrp":
-        order = index._anchor_at(references[1], P, head, end, rho2_b)
-        shell_b[:len(order)] = order
-        st[_SHELL_B] = len(order)
+        order_b = index._anchor_at(references[1], P, head, end, rho2_b)
+        shell_b[:len(order_b)] = order_b
+        st[_SHELL_B] = len(order_b)
     depth = 2 * levels + 8
     widest = int((stop - start).max()) + 1
-    work = np.zeros(4, dtype=np.int64)
     scratch = (np.zeros(depth, dtype=np.int64), np.zeros(depth), np.zeros(k),
                np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64),
                np.zeros(widest, dtype=np.float32), work,
                np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64),
                np.zeros(d, dtype=np.float32))
-    threads = parallel.helper_wanted(levels)
     ctrl, query, shared = parallel.new_state(max(levels, 1), d)
     mine, spare, helping = (parallel.part_scratch(n_nodes, depth, k, widest, d)
                             for _ in range(3))
     scratch += ((ctrl, query, shared, mine, spare, helping),)
-    alive = np.ones(n, dtype=bool)
-    labels = np.full(n, -1, dtype=np.int64)
     taken = np.zeros(len(P), dtype=np.int64)
-    group = np.zeros(k, dtype=np.int64)
-    # At least _STEPS progress reports per run, and one every tenth of a second or so.
-    most = max(1, -(-n // (k * _STEPS)))
-    chunk = min(16, most)
-    helper = (parallel.SearchHelper(ctrl, query, shared, tree, taken, anchor, helping)
-              if threads else None)
-    try:
-        while not st[_DONE]:
-            began = time.perf_counter()
-            before = st[_GROUPS]
-            if helper is not None:
-                helper.begin()
-            try:
-                _form(_FIRST[first], growth == "nc", k, chunk, X, tree, alive, labels, total,
-                      st, anchor, shell, rho2_b, shell_b, references, taken, scratch, group)
-            finally:
-                if helper is not None:
-                    helper.end(time.perf_counter() - began, st[_GROUPS] - before)
-            if st[_BAD]:
-                raise AssertionError("spatial index: a group took a record out of queue order")
-            state.step((n - st[_COUNT]) / n, f"{name}: {st[_GROUPS]} groups formed")
-            spent = time.perf_counter() - began
-            chunk = int(min(max(chunk * (0.1 / max(spent, 1e-4)), 1), 4 * chunk + 1, most))
-    finally:
-        if helper is not None:
-            helper.close()
-    fixed_size_indexed.helped = helper.served if helper is not None else 0
-    fixed_size_indexed.work = work
-    return labels
+    return shell, shell_b, rho2_b, taken, scratch

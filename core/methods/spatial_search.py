@@ -10,6 +10,17 @@ Float32 screen
     rows that the float32 distance, widened by its rounding bound
     (:func:`_screen_margin`), cannot rule out. A search at a million records waits
     on memory; a leaf read in float32 is half the bytes.
+Compact leaves
+    An index whose rows empty as records are grouped keeps each leaf's live rows in
+    front of its float32 block (:func:`_vacate`, called as a row's last record is
+    taken): the leaf starting at row s holds row ``slot[s + i]`` at place i, and only
+    its first ``fill[leaf]`` places can hold a live row, so a search screens those
+    alone. MDAV leaves its leaves partly filled for most of a run (the k-d tree's
+    leaves reach from the centre of the data to its edge, and MDAV takes records from
+    the edge inwards); at 100,000 × 10 the rows screened fell from 171 to 97 million
+    for the nearest searches and from 78 to 46 million for the farthest ones. The
+    order in which a leaf's rows are measured does not matter: ties are decided by
+    record number, never by the order found.
 Cells
     The nearest search descends through the cells of the k-d tree, as Arya and Mount's
     incremental distance does: a node's cell is bounded in each attribute by the
@@ -135,6 +146,23 @@ def _prefetch_nodes(first, count, lo, hi, cnt, top):
     prefetch(top, (first + count - 1,))
 
 
+def _vacate(t, leaf, s, screen):
+    """Row t (of the leaf numbered ``leaf``, whose rows start at s) has emptied: move it
+    behind the leaf's filled places, swapping it with the last filled one (module notes,
+    Compact leaves). Called by an index as a row's last record is taken, between
+    searches."""
+    Q32, slot, place, fill = screen[0], screen[6], screen[7], screen[8]
+    i, last = place[t], fill[leaf] - 1
+    if i > last:  # vacated already
+        return
+    other = slot[s + last]
+    for j in range(Q32.shape[1]):
+        Q32[leaf, j, i], Q32[leaf, j, last] = Q32[leaf, j, last], Q32[leaf, j, i]
+    slot[s + i], slot[s + last] = other, t
+    place[other], place[t] = i, last
+    fill[leaf] = last
+
+
 def _cell_child(parent, child, q, axis, left_hi, right_lo, offset):
     """The offset in ``axis[parent]`` of ``child``'s cell from q, given the parent's
     ``offset`` there (both ≥ 0): the left child's cell ends at ``left_hi``, the right
@@ -203,7 +231,8 @@ def _nearest_part(q, m, taken, first_leaf, start, stop, head, end, members, P, s
     parent's (``level − 1``, still there, since every entry above it on the stack lies
     in its own subtree or a later sibling's) and changes its split attribute.
     """
-    Q32, norm2, center, axis, left_hi, right_lo = screen
+    Q32, norm2, center, axis, left_hi, right_lo = screen[:6]
+    slot, fill = screen[6], screen[8]
     other = 1 - part
     size = 0
     if cnt[0] == 0:
@@ -234,15 +263,14 @@ def _nearest_part(q, m, taken, first_leaf, start, stop, head, end, members, P, s
             continue
         if _min_box2(lo, hi, node, q) > limit:
             continue
-        s = start[node]
-        _prefetch_leaf(Q32, node - first_leaf)
-        margin = _screen_leaf(Q32, norm2, node - first_leaf, stop[node] - s, q32,
-                              query_norm2, buffer32)
-        work[0] += stop[node] - s
-        for i in range(stop[node] - s):
+        s, leaf = start[node], node - first_leaf
+        _prefetch_leaf(Q32, leaf)
+        margin = _screen_leaf(Q32, norm2, leaf, fill[leaf], q32, query_norm2, buffer32)
+        work[0] += fill[leaf]
+        for i in range(fill[leaf]):
             if buffer32[i] - margin > limit:
                 continue
-            t = s + i
+            t = slot[s + i]
             r = head[t] + taken[t]
             if r >= end[t]:
                 continue
@@ -339,7 +367,7 @@ def _farthest_part(q, anchor, first_leaf, start, stop, head, end, members, P, sc
                    shared):
     """:func:`_farthest_from` over ``part``'s subtrees (:func:`_own`); the best so far is
     published in ``shared[part]``, and the other part's prunes as well."""
-    Q32, norm2, center = screen[0], screen[1], screen[2]
+    Q32, norm2, center, slot, fill = screen[0], screen[1], screen[2], screen[6], screen[8]
     other = 1 - part
     query_norm2 = _screen_query(q, center, q32)
     reflected = 2.0 * anchor - q
@@ -373,13 +401,12 @@ def _farthest_part(q, anchor, first_leaf, start, stop, head, end, members, P, sc
             node = a
         if node < 0:
             continue
-        s = start[node]
-        _prefetch_leaf(Q32, node - first_leaf)
-        margin = _screen_leaf(Q32, norm2, node - first_leaf, stop[node] - s, q32,
-                              query_norm2, buffer32)
-        work[1] += stop[node] - s
-        for i in range(stop[node] - s):
-            t = s + i
+        s, leaf = start[node], node - first_leaf
+        _prefetch_leaf(Q32, leaf)
+        margin = _screen_leaf(Q32, norm2, leaf, fill[leaf], q32, query_norm2, buffer32)
+        work[1] += fill[leaf]
+        for i in range(fill[leaf]):
+            t = slot[s + i]
             if head[t] >= end[t] or buffer32[i] + margin < limit:
                 continue
             d2 = _distance2(P, t, q)
@@ -394,7 +421,8 @@ def _farthest_part(q, anchor, first_leaf, start, stop, head, end, members, P, sc
 
 
 for _name in ("_leaf_distances32", "_screen_query", "_screen_margin", "_screen_leaf", "_own",
-              "_prefetch_leaf", "_prefetch_nodes", "_cell_child", "_cell_pruned", "_push_cells",
+              "_prefetch_leaf", "_prefetch_nodes", "_vacate", "_cell_child", "_cell_pruned",
+              "_push_cells",
               "_nearest_part", "_nearest", "_far_bound", "_heap_push", "_heap_pop",
               "_farthest_part", "_farthest_from"):
     _compiled = kernel(globals()[_name])  # in dependency order, as in spatial_index

@@ -53,6 +53,7 @@ def _take_each(q, want, trees, subsets, scratch, out):
             if head[t] == end[t]:
                 index._refresh(leaf_of[t], first_leaf, start, stop, head, end, P, rho2, lo,
                                hi, cnt, top)
+                search._vacate(t, leaf_of[t] - first_leaf, start[leaf_of[t]], screen)
             out[size] = records[record]
             size += 1
     return size

@@ -11,19 +11,25 @@ import numpy as np
 from core.methods import spatial_index as index
 from core.methods.spatial_index import leaf_blocks
 
-__all__ = ["row_tree", "screen_blocks", "cell_splits"]
+__all__ = ["row_tree", "reindex", "screen_blocks", "cell_splits"]
 
 
 def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int,
                   lo: np.ndarray, hi: np.ndarray):
-    """``(Q32, norm2, center, axis, left_hi, right_lo)``: what the searches read besides
-    the live boxes, fixed when the tree is built (module notes).
+    """``(Q32, norm2, center, axis, left_hi, right_lo, slot, place, fill)``: what the
+    searches read besides the live boxes (module notes of
+    :mod:`core.methods.spatial_search`).
 
     ``Q32`` is :func:`leaf_blocks` of ``P − center`` in float32 (``center`` the mean row),
     ``norm2[leaf]`` the largest |x − center|² of the leaf's rows; it is infinite for every
     leaf when a row lies beyond 1e15 of the centre, where float32 could overflow, and then
-    every row gets its exact distance. The last three are the cells' splits
-    (:func:`cell_splits` of the boxes ``lo``/``hi``).
+    every row gets its exact distance. The next three are the cells' splits
+    (:func:`cell_splits` of the boxes ``lo``/``hi``), fixed when the tree is built. The
+    last three say where each row's float32 values lie in its leaf's block, which an
+    index that empties rows keeps compact (``spatial_search._vacate``): the leaf
+    starting at row s holds row ``slot[s + i]`` at place i, ``place[t]`` is row t's
+    place, and only the first ``fill[leaf]`` places can hold a live row. As built,
+    every row is at its own place and every place is filled.
     """
     center = P.mean(axis=0) if len(P) else np.zeros(P.shape[1])
     shifted = P - center
@@ -37,7 +43,10 @@ def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: in
         norm2 = np.full(len(sizes), np.inf)
     with np.errstate(over="ignore", invalid="ignore"):
         Q32 = leaf_blocks(shifted, start, stop, levels).astype(np.float32)
-    return (Q32, norm2, center) + cell_splits(lo, hi)
+    leaf = np.repeat(np.arange(len(sizes)), sizes)
+    slot = np.arange(len(P), dtype=np.int64)
+    place = slot - start[first_leaf:][leaf]
+    return (Q32, norm2, center) + cell_splits(lo, hi) + (slot, place, sizes.copy())
 
 
 def cell_splits(lo: np.ndarray, hi: np.ndarray):
@@ -65,20 +74,47 @@ def row_tree(X: np.ndarray, anchor: np.ndarray, check=None):
     first_leaf, lo, hi, cnt, top, rho2)``: identical records stored once as a row
     holding its records in input order (``members[head[t]:end[t]]``, the live ones),
     rows in k-d tree order, the leaves' boxes, counts and largest ρ² (squared distance
-    to ``anchor``) set, and the float32 screen with the cells' splits. ``order`` is the rows sorted by ρ²,
-    largest first (the shell of the farthest-from-centroid search). ``check`` is
-    called between the steps (Cancel).
+    to ``anchor``) set, and the float32 screen with the cells' splits. ``order`` is the
+    rows sorted by ρ², largest first (the shell of the farthest-from-centroid search).
+    ``check`` is called between the steps (Cancel).
     """
     check = check or (lambda: None)
-    d = X.shape[1]
     members, starts, row_of = index.distinct_rows(X)
     check()
-    P = X[members[starts[:-1]]]
+    return _index_rows(X[members[starts[:-1]]], starts[:-1], starts[1:], members, row_of,
+                       anchor, check)
+
+
+def reindex(tree, anchor: np.ndarray, check=None):
+    """The live rows of ``tree`` on a tree of their own, as :func:`row_tree` builds it:
+    ``(tree, levels, order)``.
+
+    An index whose records leave group by group keeps the k-d tree built for all of
+    them: its leaves empty and its cells stay as wide as they were, so a search
+    meets more leaves, each holding fewer live rows, than on a tree of the rows left.
+    Building the tree again when half of the rows have emptied costs one build in all
+    (the sizes halve) and keeps the leaves full. The rows keep their queues
+    (``members`` is shared, ``head``/``end`` carried over), so every search answers
+    exactly as before; the tests compare runs with and without it.
+    """
+    check = check or (lambda: None)
+    P, head, end, members, row_of = tree[0], tree[2], tree[3], tree[4], tree[5]
+    live = np.flatnonzero(head < end)
+    new_row = np.full(len(P) + 1, -1, dtype=np.int64)  # the last for records of no row
+    new_row[live] = np.arange(len(live))
+    return _index_rows(P[live], head[live], end[live], members, new_row[row_of], anchor,
+                       check)
+
+
+def _index_rows(P, head, end, members, row_of, anchor, check):
+    """:func:`row_tree` from the distinct rows ``P`` with their queues (``row_of[r]`` is
+    the row of record r, or −1 for a record in no row)."""
+    d = P.shape[1]
     perm, start, stop, levels = index.build_tree(P, index.LEAF_SIZE, check)
     check()
     P = np.ascontiguousarray(P[perm])
-    head, end = starts[:-1][perm].copy(), starts[1:][perm].copy()
-    inverse = np.empty_like(perm)
+    head, end = head[perm].copy(), end[perm].copy()
+    inverse = np.full(len(perm) + 1, -1, dtype=np.int64)  # inverse[−1] stays −1
     inverse[perm] = np.arange(len(perm))
     row_of = inverse[row_of]
     first_leaf = (1 << levels) - 1
