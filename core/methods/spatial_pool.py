@@ -291,7 +291,8 @@ class SpatialPool:
         kernels.remove_records(records, self._slot_of, self._nxt, self._row_of,
                                self._leaf_of, self._alive, self._first_leaf, self._start,
                                self._stop, self._head, self._end, self._solo, self._members,
-                               self._P, self._rho2, self._lo, self._hi, self._cnt, self._top)
+                               self._P, self._rho2, self._lo, self._hi, self._cnt, self._top,
+                               self._screen)
         if self.count and self.count * 2 <= self._buffer:
             self._buffer = self.count
             self._sum = column_sums(self._X[self._alive])  # as RecordPool's compaction

@@ -33,6 +33,7 @@ import numpy as np
 
 from core.compiled import kernel
 from core.methods.spatial_index import _leaf_distances, _min_box2, _push_children, _refresh
+from core.methods.spatial_search import _vacate
 
 __all__ = ["find_live", "remove_records", "nearest_live", "scan_rows", "sample_rows",
            "bucket_rows", "take_next"]
@@ -51,8 +52,10 @@ def _find(nxt, slot):
 
 
 def _remove(records, slot_of, nxt, row_of, leaf_of, alive, first_leaf, start, stop, head,
-            end, solo, members, P, rho2, lo, hi, cnt, top):
-    """Flag ``records`` removed; advance their rows' heads, shrink emptied rows' leaves.
+            end, solo, members, P, rho2, lo, hi, cnt, top, screen):
+    """Flag ``records`` removed; advance their rows' heads, shrink emptied rows' leaves
+    and move those rows behind their leaves' live ones in the float32 screen
+    (:func:`~core.methods.spatial_search._vacate`).
 
     ``solo[t]`` follows row t: its one live record, −1 while it has several, −2 once it
     has none (read by the streams, in tree order, instead of the queues).
@@ -70,6 +73,7 @@ def _remove(records, slot_of, nxt, row_of, leaf_of, alive, first_leaf, start, st
                 solo[t] = -2
                 _refresh(leaf_of[t], first_leaf, start, stop, head, end, P, rho2, lo,
                                hi, cnt, top)
+                _vacate(t, leaf_of[t] - first_leaf, start[leaf_of[t]], screen)
                 continue
             head[t] = following
         if solo[t] == -1 and _find(nxt, head[t] + 1) >= end[t]:
