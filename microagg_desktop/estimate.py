@@ -38,19 +38,19 @@ FAMILIES: dict[str, tuple[str, float]] = {
     # name: (cost model, seconds per unit of cost), with the compiled kernels
     # (benchmarks/bench_scale.py, 100,000 to 1,000,000 records, d = 10). MDAV, CBFS and
     # TFRP search on two threads when the second processor is free (1,000,000 × 10:
-    # about 75, 59 and 51 s, MDAV 113 s on one thread; 100,000: 2.5, 2.0 and 1.6 s)
-    "mdav": ("indexed", 1.7e-8),
-    "cbfs": ("indexed", 1.4e-8),
-    "tfrp": ("indexed", 1.2e-8),
+    # about 50, 31 and 28 s, MDAV 70 s on one thread; 100,000: 1.8, 1.3 and 1.2 s)
+    "mdav": ("indexed", 1.15e-8),
+    "cbfs": ("indexed", 7.0e-9),
+    "tfrp": ("indexed", 6.3e-9),
     "vmdav": ("quadratic", 3.0e-10),
     "gsms": ("indexed", 8.0e-8),
     "optimal-univariate": ("sorted", 2.0e-8),
     "individual-ranking": ("sorted", 2.0e-8),
     "pcp": ("sorted", 8.0e-9),
     "zscores": ("sorted", 6.0e-9),
-    "tc-merge": ("indexed", 3.2e-8),  # 100,000, t = 0.1: 4.2–4.8 s
+    "tc-merge": ("indexed", 2.3e-8),  # 100,000, t = 0.1: 3.3 s
     "tc-kfirst": ("swept", 8.0e-10),  # 100,000, t = 0.1: 42 s; t = 0.2: 27 s
-    "tc-tfirst": ("indexed", 4.7e-8),  # 100,000: 5.9–7.0 s; 200,000: 21.7 s
+    "tc-tfirst": ("indexed", 3.8e-8),  # 100,000, t = 0.1: 5.2–5.7 s
     "tc-bucket": ("quadratic", 2.1e-8),
     "mic1d": ("values", 1.0e-7),
 }

@@ -96,6 +96,9 @@ def test_sort_order_of_mixed_object_columns_matches_a_naive_sort(values, ascendi
 
 
 _any_text = st.text(alphabet=st.characters(), max_size=5)  # NUL, surrogates, any plane
+# A "str" column (stored by pyarrow when it is installed) holds UTF-8 text only: a lone
+# surrogate cannot be put in one, and no file read as UTF-8 or Latin-1 gives one.
+_utf8_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=5)
 _text_or_missing = st.one_of(_any_text, st.sampled_from(["", "a", "b", "ab", "\u00e9", "\u00e9t\u00e9"]),
                              st.none(), st.just(float("nan")), st.just(pd.NA), st.just(pd.NaT))
 
@@ -109,7 +112,7 @@ def test_the_stepwise_sort_matches_the_reference_sort(data, ascending):
         values = data.draw(st.lists(_text_or_missing, max_size=60))
         column = pd.Series(values, dtype=object)
     elif kind == "str":
-        values = data.draw(st.lists(st.one_of(_any_text, st.none()), max_size=60))
+        values = data.draw(st.lists(st.one_of(_utf8_text, st.none()), max_size=60))
         column = pd.Series(values, dtype="str")
     elif kind == "mixed":
         values = data.draw(st.lists(st.one_of(_text_or_missing, _number, st.booleans()),
