@@ -152,10 +152,14 @@ def format_range(seconds: float) -> str:
     --------
     >>> format_range(5), format_range(40), format_range(600), format_range(20000)
     ('about 2–10 seconds', 'about 20–80 seconds', 'about 5–20 minutes', 'about 3–11 hours')
+    >>> format_range(59.4)
+    'about 30–120 seconds'
     """
     low, high = seconds / 2, seconds * 2
-    if high < 120:
+    if high <= 60:
         return f"about {max(1, round(low))}–{max(2, round(high))} seconds"
+    if high < 120:  # to the ten seconds: "about 30–120 seconds", not "30–119"
+        return f"about {round(low, -1):.0f}–{round(high, -1):.0f} seconds"
     if high < 120 * 60:
         return f"about {max(1, round(low / 60))}–{max(2, round(high / 60))} minutes"
     return f"about {max(1, round(low / 3600))}–{max(2, round(high / 3600))} hours"

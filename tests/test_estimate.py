@@ -54,7 +54,8 @@ def test_multivariate_methods_take_minutes_on_a_million_records():
 
 
 @pytest.mark.parametrize("seconds, text", [
-    (3, "about 2–6 seconds"), (30, "about 15–60 seconds"), (90, "about 1–3 minutes"),
+    (3, "about 2–6 seconds"), (30, "about 15–60 seconds"), (59.4, "about 30–120 seconds"),
+    (44, "about 20–90 seconds"), (90, "about 1–3 minutes"),
     (1800, "about 15–60 minutes"), (7200, "about 1–4 hours")])
 def test_format_range(seconds, text):
     assert format_range(seconds) == text
