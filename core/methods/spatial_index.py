@@ -53,7 +53,7 @@ import numpy as np
 from core.compiled import kernel
 from core.methods.distinct_rows import distinct_rows
 
-__all__ = ["LEAF_SIZE", "distinct_rows", "build_tree", "leaf_blocks"]
+__all__ = ["LEAF_SIZE", "distinct_rows", "build_tree", "leaf_places", "leaf_blocks"]
 
 LEAF_SIZE = 128  # at most; leaves of 64 to 128 rows (module notes)
 _SLACK = 1e-10
@@ -273,13 +273,22 @@ for _name in _KERNELS:  # compiled in dependency order; a kernel calls the compi
         globals()[_name] = _compiled
 
 
+def leaf_places(start: np.ndarray, stop: np.ndarray, levels: int):
+    """``(leaf, place)`` of every row in tree order: the number of its leaf (0 for the
+    first) and its place among the leaf's rows."""
+    first_leaf = (1 << levels) - 1
+    sizes = stop[first_leaf:] - start[first_leaf:]
+    leaf = np.repeat(np.arange(len(sizes)), sizes)
+    return leaf, np.arange(len(leaf)) - start[first_leaf:][leaf]
+
+
 def leaf_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int) -> np.ndarray:
     """The rows of every leaf, attribute by attribute: ``Q[leaf, j, i]`` (tree order ``P``)."""
     first_leaf = (1 << levels) - 1
     sizes = stop[first_leaf:] - start[first_leaf:]
     Q = np.zeros((len(sizes), P.shape[1], int(sizes.max())))
-    leaf = np.repeat(np.arange(len(sizes)), sizes)
-    Q[leaf, :, np.arange(len(P)) - start[first_leaf:][leaf]] = P
+    leaf, place = leaf_places(start, stop, levels)
+    Q[leaf, :, place] = P
     return Q
 
 

@@ -43,9 +43,8 @@ def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: in
         norm2 = np.full(len(sizes), np.inf)
     with np.errstate(over="ignore", invalid="ignore"):
         Q32 = leaf_blocks(shifted, start, stop, levels).astype(np.float32)
-    leaf = np.repeat(np.arange(len(sizes)), sizes)
+    place = index.leaf_places(start, stop, levels)[1]
     slot = np.arange(len(P), dtype=np.int64)
-    place = slot - start[first_leaf:][leaf]
     return (Q32, norm2, center) + cell_splits(lo, hi) + (slot, place, sizes.copy())
 
 
