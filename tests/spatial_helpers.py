@@ -49,8 +49,8 @@ def nearest(tree, levels: int, q: np.ndarray, m: int) -> list[int]:
      rho2) = tree
     depth = 2 * levels + 8
     best_d2, best_id = np.zeros(m), np.zeros(m, dtype=np.int64)
-    size = search._nearest(q, m, np.zeros(len(P), dtype=np.int64), first_leaf, start, stop,
-                           head, end, members, P, screen, lo, hi, cnt,
+    size = search._nearest(q, m, np.zeros(len(P), dtype=np.int64), first_leaf, start, head,
+                           end, members, P, screen, lo, hi, cnt,
                            np.zeros(depth, dtype=np.int64), np.zeros(depth), best_d2, best_id,
                            np.zeros(int((stop - start).max()) + 1, dtype=np.float32),
                            np.zeros(len(q), dtype=np.float32), np.zeros(4, dtype=np.int64))

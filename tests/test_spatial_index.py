@@ -124,14 +124,14 @@ def _searches(X):
     def nearest(q, m):
         stack, stack_d2 = np.zeros(2 * levels + 8, dtype=np.int64), np.zeros(2 * levels + 8)
         best_d2, best_id = np.zeros(m), np.zeros(m, dtype=np.int64)
-        size = search._nearest(q, m, taken, first_leaf, start, stop, head, end, members, P,
+        size = search._nearest(q, m, taken, first_leaf, start, head, end, members, P,
                               screen, lo, hi, cnt, stack, stack_d2, best_d2, best_id,
                               buffer32, q32, work)
         return best_id[:size].tolist()
 
     def farthest(q):
         keys, nodes = np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64)
-        return int(search._farthest_from(q, anchor, first_leaf, start, stop, head, end,
+        return int(search._farthest_from(q, anchor, first_leaf, start, head, end,
                                         members, P, screen, lo, hi, cnt, top, keys, nodes,
                                         buffer32, q32, work)[1])
 

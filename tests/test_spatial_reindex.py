@@ -60,7 +60,7 @@ def _searches_equal_a_full_scan(tree, levels, anchor, X, alive, rng):
         d2 = ((X[records] - q) ** 2).sum(axis=1)
         m = int(rng.integers(1, 8))
         assert nearest(tree, levels, q, m) == records[np.lexsort((records, d2))][:m].tolist()
-        _, record, _ = search._farthest_from(q, anchor, first_leaf, start, stop, head, end,
+        _, record, _ = search._farthest_from(q, anchor, first_leaf, start, head, end,
                                              members, P, screen, lo, hi, cnt, top,
                                              np.zeros(len(start)),
                                              np.zeros(len(start), dtype=np.int64), buffer32,

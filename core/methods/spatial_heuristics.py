@@ -84,7 +84,7 @@ def _nearest(q, m, tree, taken, anchor, scratch):
     if ctrl[parallel.ON]:
         return parallel.nearest(q, m, ctrl, query, shared, tree, taken, anchor, mine, spare,
                                 helping, best_id)
-    return search._nearest(q, m, taken, first_leaf, start, stop, head, end, members, P,
+    return search._nearest(q, m, taken, first_leaf, start, head, end, members, P,
                            screen, lo, hi, cnt, stack, stack_d2, best_d2, best_id, buffer32,
                            scratch[9], work)
 
@@ -99,7 +99,7 @@ def _farthest(q, tree, taken, anchor, scratch):
     if ctrl[parallel.ON]:
         return parallel.farthest(q, ctrl, query, shared, tree, taken, anchor, mine, spare,
                                  helping)
-    return search._farthest_from(q, anchor, first_leaf, start, stop, head, end, members, P,
+    return search._farthest_from(q, anchor, first_leaf, start, head, end, members, P,
                                  screen, lo, hi, cnt, top, keys, nodes, buffer32, q32, work)[0]
 
 

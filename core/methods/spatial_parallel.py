@@ -67,13 +67,13 @@ def _search(ctrl, query, shared, tree, taken, anchor, scratch, part):
      top, rho2) = tree
     stack, stack_d2, best_d2, best_id, buffer32, q32, keys, nodes, work, out = scratch
     if ctrl[_KIND] == _NEAREST:
-        out[0] = search._nearest_part(query, ctrl[_M], taken, first_leaf, start, stop, head,
+        out[0] = search._nearest_part(query, ctrl[_M], taken, first_leaf, start, head,
                                       end, members, P, screen, lo, hi, cnt, stack, stack_d2,
                                       best_d2, best_id, buffer32, q32, work, part,
                                       ctrl[_SPLIT_LO], ctrl[_SPLIT_HI], shared)
     else:
         out[1], out[2], best_d2[0] = search._farthest_part(
-            query, anchor, first_leaf, start, stop, head, end, members, P, screen, lo, hi,
+            query, anchor, first_leaf, start, head, end, members, P, screen, lo, hi,
             cnt, top, keys, nodes, buffer32, q32, work, part, ctrl[_SPLIT_LO],
             ctrl[_SPLIT_HI], shared)
 

@@ -172,7 +172,7 @@ class SpatialPool:
         if self.count and np.array_equal(point, self.centroid()):
             return self._farthest_from_centroid(point)
         return int(search._farthest_from(
-            point, self._anchor, self._first_leaf, self._start, self._stop, self._head,
+            point, self._anchor, self._first_leaf, self._start, self._head,
             self._end, self._members, self._P, self._screen, self._lo, self._hi, self._cnt,
             self._top, self._heap_keys, self._heap_nodes, self._buffer32, self._q32,
             self._work)[1])

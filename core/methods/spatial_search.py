@@ -202,7 +202,7 @@ def _push_cells(node, level, q, axis, left_hi, right_lo, offsets, cnt, stack, st
     return depth
 
 
-def _nearest(q, m, taken, first_leaf, start, stop, head, end, members, P, screen, lo, hi,
+def _nearest(q, m, taken, first_leaf, start, head, end, members, P, screen, lo, hi,
              cnt, stack, stack_d2, best_d2, best_id, buffer32, q32, work):
     """The m live records nearest to q (not the first ``taken[t]`` of row t), ascending.
 
@@ -214,12 +214,12 @@ def _nearest(q, m, taken, first_leaf, start, stop, head, end, members, P, screen
     is passed over, the others are measured exactly (:func:`_distance2`). The whole
     tree is one part.
     """
-    return _nearest_part(q, m, taken, first_leaf, start, stop, head, end, members, P, screen,
+    return _nearest_part(q, m, taken, first_leaf, start, head, end, members, P, screen,
                          lo, hi, cnt, stack, stack_d2, best_d2, best_id, buffer32, q32, work,
                          0, 0, 0, np.full(2, np.inf))
 
 
-def _nearest_part(q, m, taken, first_leaf, start, stop, head, end, members, P, screen, lo,
+def _nearest_part(q, m, taken, first_leaf, start, head, end, members, P, screen, lo,
                   hi, cnt, stack, stack_d2, best_d2, best_id, buffer32, q32, work, part,
                   split_lo, split_hi, shared):
     """:func:`_nearest` over ``part``'s subtrees (:func:`_own`); the m-th best so far is
@@ -343,7 +343,7 @@ def _heap_pop(keys, nodes, size):
     return size
 
 
-def _farthest_from(q, anchor, first_leaf, start, stop, head, end, members, P, screen, lo,
+def _farthest_from(q, anchor, first_leaf, start, head, end, members, P, screen, lo,
                    hi, cnt, top, keys, nodes, buffer32, q32, work):
     """(row, record, d²) of the live record farthest from q; ties to the first record.
 
@@ -357,12 +357,12 @@ def _farthest_from(q, anchor, first_leaf, start, stop, head, end, members, P, sc
     when its float32 distance (``screen``, as in :func:`_nearest`) may reach the best.
     The whole tree is one part; (−1, −1, −1) when no record is live.
     """
-    return _farthest_part(q, anchor, first_leaf, start, stop, head, end, members, P, screen,
+    return _farthest_part(q, anchor, first_leaf, start, head, end, members, P, screen,
                           lo, hi, cnt, top, keys, nodes, buffer32, q32, work, 0, 0, 0,
                           np.full(2, -1.0))
 
 
-def _farthest_part(q, anchor, first_leaf, start, stop, head, end, members, P, screen, lo,
+def _farthest_part(q, anchor, first_leaf, start, head, end, members, P, screen, lo,
                    hi, cnt, top, keys, nodes, buffer32, q32, work, part, split_lo, split_hi,
                    shared):
     """:func:`_farthest_from` over ``part``'s subtrees (:func:`_own`); the best so far is

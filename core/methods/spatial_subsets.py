@@ -40,7 +40,7 @@ def _take_each(q, want, trees, subsets, scratch, out):
     for g in range(len(trees)):
         (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt,
          top, rho2, taken) = trees[g]
-        found = search._nearest(q, want[g], taken, first_leaf, start, stop, head, end,
+        found = search._nearest(q, want[g], taken, first_leaf, start, head, end,
                                 members, P, screen, lo, hi, cnt, stack, stack_d2, best_d2,
                                 best_id, buffer32, q32, work)
         records = subsets[g]
