@@ -129,6 +129,49 @@ def test_merge_screen_keeps_the_reference_at_any_scale(scale, offset):
     assert merges == expected_merges > 50
 
 
+@pytest.mark.parametrize("nominal", [False, True])
+def test_merge_moving_its_sorted_runs_equals_reference(nominal, monkeypatch):
+    """With room for only twice the records, the merged clusters' sorted runs are moved
+    to the front again and again (t = 0 merges everything into one cluster)."""
+    from core.methods import tclose_merge
+
+    monkeypatch.setattr(tclose_merge, "_RUN_ROOM", 2)
+    X, attributes = data(400, 8, d=3, distinct_values=5, nominal=nominal)
+    base = np.random.default_rng(8).permutation(400) // 2
+    for t in (0.0, 0.05):
+        expected, expected_merges = tcloseness._merge_until_close(X, attributes, base, t,
+                                                                  TaskState())
+        labels, merges = merge_until_close(X, attributes, base, t, TaskState(),
+                                           tcloseness._compact)
+        np.testing.assert_array_equal(labels, expected)
+        assert merges == expected_merges > 100
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 70), st.integers(1, 12), st.integers(0, 2**31), st.booleans(),
+       st.integers(0, 5))
+def test_emd_of_sorted_runs_is_cluster_emd(size, distinct, seed, nominal, offset):
+    """The EMD read from a cluster's sorted runs (each step's crossing from the inverse
+    of G) is the very float of the gather-and-sort EMD, for every kind of attribute."""
+    from core.methods.tclose_emd import inverse_cumulative, run_emd
+
+    rng = np.random.default_rng(seed)
+    n = size + int(rng.integers(0, 40))
+    values = rng.integers(0, distinct, n)
+    attributes = [TCloseAttribute.from_values(values)]
+    if nominal:
+        attributes.append(TCloseAttribute.from_values(rng.choice(list("abc"), size=n)))
+    packed = pack_attributes(attributes)
+    members = rng.choice(n, size, replace=False).astype(np.int64)
+    runs = np.zeros((len(attributes), offset + size + 3), dtype=np.int64)
+    runs[:, offset:offset + size] = np.sort(packed.codes[:, members], axis=1)
+    expected = cluster_emd(packed.codes, members, size, packed.kinds, packed.ms,
+                           packed.cumulative, packed.prefix, packed.counts, packed.n)
+    got = run_emd(runs, offset, size, packed.kinds, packed.ms, inverse_cumulative(packed),
+                  packed.prefix, packed.counts, packed.n)
+    assert got == expected
+
+
 def _ties_by_full_pass(C, here, live):
     """The places within 8·(d+1)·eps of the nearest to place ``here``: every centroid's
     squared distance summed attribute by attribute, as the compiled search sums."""

@@ -8,8 +8,15 @@ gives the same merges and the same partition as the numpy reference
 
 * the worst cluster comes from a max-tree over the cluster EMDs (O(log G) per merge;
   ties go to the first cluster, as ``np.argmax`` does);
-* the merged cluster's EMD is computed by :func:`core.methods.tclose_emd.cluster_emd`,
-  the same float as the reference's;
+* the merged cluster's EMD is the same float as the reference's
+  (:func:`core.methods.tclose_emd.run_emd`), read from sorted runs: every live cluster
+  keeps its confidential codes sorted, attribute by attribute, and a merge writes the
+  merge of its two runs after the others (O(|C|), no gather, no sort); each step's
+  crossing comes from the inverse of the table's cumulative counts in O(1). The runs
+  have room for ``_RUN_ROOM`` times the records; when it is used up the live runs
+  (always n codes per attribute) move to the front. At 100,000 records, t = 0.1, the
+  merged clusters hold 8.4 million records in all; gathering and sorting them was
+  about half of the merging, which fell from 1.0 s to 0.48 s with the runs;
 * the nearest centroid is searched over the live clusters only (kept together,
   attribute by attribute, as clusters merge away), first in float32: the centroids less
   their mean are also kept in float32 (the screen), and a full pass measures them in
@@ -27,7 +34,7 @@ gives the same merges and the same partition as the numpy reference
   measures those few with ``einsum`` exactly as the reference and picks the first
   smallest.
 
-Memory O(n + G·d); the loop returns to Python every ``budget`` merges so progress is
+Memory O(n·a + G·d) for a confidential attributes; the loop returns to Python every ``budget`` merges so progress is
 reported and cancellation honoured.
 """
 
@@ -38,8 +45,8 @@ import time
 import numpy as np
 
 from core.compiled import COMPILED, kernel
-from core.methods.tclose_emd import cluster_emd as _cluster_emd
-from core.methods.tclose_emd import pack_attributes
+from core.methods.tclose_emd import inverse_cumulative, pack_attributes
+from core.methods.tclose_emd import run_emd as _run_emd
 from core.methods.spatial_search import _screen_margin, _screen_query
 from core.privacy.attributes import class_emds
 from core.privacy.emd import EMD_TOLERANCE
@@ -51,6 +58,7 @@ _EPS = float(np.finfo(np.float64).eps)
 _SECONDS_PER_CALL = 0.1
 _STEPS = 64
 _LANES = 16  # centroids screened together (module notes)
+_RUN_ROOM = 4  # room for the sorted runs, in records (module notes)
 
 
 def _tree_update(tree, leaves, emd, alive, g):
@@ -144,16 +152,63 @@ def _nearest_ties(here, live, centroids, screen, center, spread, q, q32, d32, bl
     return kept
 
 
+def _merge_runs(runs, begin, sizes, alive, used, keep, gone):
+    """Write the merge of the sorted runs of ``keep`` and ``gone`` at ``used[0]`` and
+    make it ``keep``'s (``sizes`` not yet added). When the space left is too small, the
+    live runs are first moved to the front, in the order they lie."""
+    size = sizes[keep] + sizes[gone]
+    if used[0] + size > runs.shape[1]:
+        live = np.flatnonzero(alive)
+        at = 0
+        for g in live[np.argsort(begin[live])]:
+            if begin[g] != at:  # never behind its place: a forward copy is safe
+                for a in range(runs.shape[0]):
+                    for i in range(sizes[g]):
+                        runs[a, at + i] = runs[a, begin[g] + i]
+                begin[g] = at
+            at += sizes[g]
+        used[0] = at
+    out = used[0]
+    for a in range(runs.shape[0]):
+        x, x_end = begin[keep], begin[keep] + sizes[keep]
+        y, y_end = begin[gone], begin[gone] + sizes[gone]
+        row = runs[a]
+        for i in range(out, out + size):
+            if y == y_end or (x < x_end and row[x] <= row[y]):
+                row[i] = row[x]
+                x += 1
+            else:
+                row[i] = row[y]
+                y += 1
+    begin[keep] = out
+    used[0] = out + size
+
+
+def _sorted_runs(codes, labels, sizes):
+    """Every cluster's codes, sorted, attribute by attribute: ``runs[a, begin[g]:begin[g]
+    + sizes[g]]``, with room for ``_RUN_ROOM`` times the records (merged runs are
+    written after the live ones; :func:`_merge_runs`)."""
+    n = len(labels)
+    runs = np.empty((codes.shape[0], _RUN_ROOM * n), dtype=np.int64)
+    for a in range(codes.shape[0]):
+        runs[a, :n] = codes[a][np.lexsort((codes[a], labels))]
+    begin = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+    return runs, begin, np.array([n], dtype=np.int64)
+
+
 def _merge_steps(head, tail, following, sizes, sums, counts, centroids, screen, order, slot,
-                 center, spread, emd, alive, tree, leaves, codes, kinds, ms, G, P,
-                 table_counts, n, limit, budget, forced, live, buffer, scratch, candidates,
-                 marked, result):
+                 center, spread, emd, alive, tree, leaves, runs, begin, used, kinds, ms,
+                 inverse, P, table_counts, n, limit, budget, forced, live, scratch,
+                 candidates, marked, result):
     """Up to ``budget`` merges of Algorithm 1.
 
     The ``live`` clusters left are ``order[:live]`` (``slot`` is the inverse), with their
     centroids in that order in ``centroids[j, :live]`` (attribute j) and, as float32
     less ``center``, in ``screen``: a merge moves the last into the place of the
     cluster merged away. ``spread`` holds the largest |c − center|² so far.
+    Each live cluster's confidential codes are the sorted runs
+    ``runs[a, begin[g]:begin[g] + sizes[g]]``; a merged cluster's runs are the two
+    merged, written at ``used[0]`` (:func:`_merge_runs`).
     ``result`` receives (status, merges made, worst cluster, candidates): status 0 when
     every cluster is within ``limit`` or one is left, 1 when the budget is spent, 2 when
     the nearest centroid to ``worst`` is one of ``candidates[:count]`` (ascending) and
@@ -200,6 +255,7 @@ def _merge_steps(head, tail, following, sizes, sums, counts, centroids, screen, 
         gone = max(worst, nearest)
         following[tail[keep]] = head[gone]
         tail[keep] = tail[gone]
+        _merge_runs(runs, begin, sizes, alive, used, keep, gone)
         sizes[keep] += sizes[gone]
         for j in range(d):
             sums[keep, j] += sums[gone, j]
@@ -222,11 +278,8 @@ def _merge_steps(head, tail, following, sizes, sums, counts, centroids, screen, 
             screen[j, at] = np.float32(offset)
             norm2 += offset * offset
         spread[0] = max(spread[0], norm2)
-        record = head[keep]
-        for i in range(sizes[keep]):
-            buffer[i] = record
-            record = following[record]
-        emd[keep] = _cluster_emd(codes, buffer, sizes[keep], kinds, ms, G, P, table_counts, n)
+        emd[keep] = _run_emd(runs, begin[keep], sizes[keep], kinds, ms, inverse, P,
+                             table_counts, n)
         _tree_update(tree, leaves, emd, alive, gone)
         _tree_update(tree, leaves, emd, alive, keep)
         merges += 1
@@ -237,6 +290,7 @@ def _merge_steps(head, tail, following, sizes, sums, counts, centroids, screen, 
 if COMPILED:  # helpers compiled before the kernels that call them
     _screen_blocks = kernel(_screen_blocks)
     _nearest_ties = kernel(_nearest_ties)
+    _merge_runs = kernel(_merge_runs)
 _tree_update = kernel(_tree_update)
 merge_steps = kernel(_merge_steps)
 
@@ -295,7 +349,8 @@ def merge_until_close(X, attributes, labels, t, state: TaskState, compact):
     for node in range(leaves - 1, 0, -1):  # first largest EMD, as np.argmax
         left, right = tree[2 * node], tree[2 * node + 1]
         tree[node] = left if right < 0 or (left >= 0 and emd[right] <= emd[left]) else right
-    buffer = np.empty(n, dtype=np.int64)
+    runs, begin, used = _sorted_runs(packed.codes, labels, sizes)
+    inverse = inverse_cumulative(packed)
     candidates = np.empty(groups, dtype=np.int64)
     marked = np.zeros(groups, dtype=np.bool_)
     result = np.zeros(4, dtype=np.int64)
@@ -307,9 +362,9 @@ def merge_until_close(X, attributes, labels, t, state: TaskState, compact):
     while True:
         started = time.perf_counter()
         merge_steps(head, tail, following, sizes, sums, counts, centroids, screen, order,
-                    slot, center, spread, emd, alive, tree, leaves, packed.codes, packed.kinds,
-                    packed.ms, packed.cumulative, packed.prefix, packed.counts, packed.n, limit,
-                    budget, forced, groups - merges, buffer, scratch, candidates, marked,
+                    slot, center, spread, emd, alive, tree, leaves, runs, begin, used,
+                    packed.kinds, packed.ms, inverse, packed.prefix, packed.counts, packed.n,
+                    limit, budget, forced, groups - merges, scratch, candidates, marked,
                     result)
         forced = -1
         merges += int(result[1])
