@@ -34,8 +34,8 @@ gives the same merges and the same partition as the numpy reference
   measures those few with ``einsum`` exactly as the reference and picks the first
   smallest.
 
-Memory O(n·a + G·d) for a confidential attributes; the loop returns to Python every ``budget`` merges so progress is
-reported and cancellation honoured.
+Memory O(n·a + G·d) for a confidential attributes; the loop returns to Python every
+``budget`` merges so progress is reported and cancellation honoured.
 """
 
 from __future__ import annotations
@@ -54,7 +54,6 @@ from core.progress import TaskState
 
 __all__ = ["merge_until_close"]
 
-_EPS = float(np.finfo(np.float64).eps)
 _SECONDS_PER_CALL = 0.1
 _STEPS = 64
 _LANES = 16  # centroids screened together (module notes)
