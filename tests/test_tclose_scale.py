@@ -172,6 +172,56 @@ def test_emd_of_sorted_runs_is_cluster_emd(size, distinct, seed, nominal, offset
     assert got == expected
 
 
+def _ties_by_full_pass(C, here, live):
+    """The places within 8·(d+1)·eps of the nearest to place ``here``: every centroid's
+    squared distance summed attribute by attribute, as the compiled search sums."""
+    d = C.shape[0]
+    distance = np.zeros(live)
+    for j in range(d):
+        distance += (C[j, :live] - C[j, here]) ** 2
+    distance[here] = np.inf
+    bound = distance.min() * (1.0 + 8.0 * (d + 1) * np.finfo(float).eps) + 1e-300
+    return np.flatnonzero(distance <= bound)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(2, 60), st.integers(1, 5), st.integers(0, 2**31),
+       st.sampled_from([1.0, 1e-30, 1e12, 1e20]), st.sampled_from(["clumps", "nudged", "shell"]))
+def test_screened_search_finds_every_tie_of_a_full_pass(live, d, seed, scale, layout):
+    """The float32 screen never drops a centroid the full float64 pass counts as tied
+    for nearest, and never adds one: duplicates, centroids one ulp apart, and centroids
+    on a shell around the asking one whose distances differ far below float32's
+    resolution (so the float32 order is not the exact order)."""
+    from core.methods import tclose_merge
+
+    rng = np.random.default_rng(seed)
+    here = int(rng.integers(0, live))
+    C = rng.integers(0, 4, size=(d, live)) * scale + rng.normal(size=(d, live)) * scale
+    C[:, rng.integers(0, live, live // 2)] = C[:, rng.integers(0, live, live // 2)]
+    if layout == "nudged":  # near ties: a coordinate one ulp away
+        C[0, ::3] = np.nextafter(C[0, ::3], np.inf)
+    elif layout == "shell":
+        direction = rng.normal(size=(d, live))
+        direction /= np.linalg.norm(direction, axis=0)
+        radius = scale * (1.0 + 1e-10 * rng.integers(0, 3, live))
+        C = C[:, [here]] + direction * radius
+        C[:, here] -= direction[:, here] * radius[here]
+    C = np.ascontiguousarray(C)
+    lanes = tclose_merge._LANES
+    places = -(-live // lanes) * lanes
+    center = C.mean(axis=1)
+    offsets = C - center[:, None]
+    screen = np.full((d, places), np.inf, dtype=np.float32)
+    screen[:, :live] = offsets
+    spread = float((offsets ** 2).sum(axis=0).max())
+    ties = np.empty(live, dtype=np.int64)
+    count = tclose_merge._nearest_ties(
+        here, live, C, screen, center, spread, np.empty(d), np.empty(d, dtype=np.float32),
+        np.empty(places, dtype=np.float32), np.empty(places // lanes, dtype=np.float32),
+        np.empty(live), ties)
+    np.testing.assert_array_equal(np.sort(ties[:count]), _ties_by_full_pass(C, here, live))
+
+
 def test_merge_resolves_equal_centroids_as_the_reference():
     """Duplicated records give clusters with the same centroid: ties go to the first."""
     X = np.repeat(np.array([[0.0, 0.0], [1.0, 1.0]]), 12, axis=0)
