@@ -194,7 +194,9 @@ def test_distinct_rows_with_nan_keep_numpy_unique_apart():
 
 
 def test_a_hash_collision_takes_the_exact_path(monkeypatch):
+    """The numpy path (without the compiled grouping, which compares rows itself)."""
     import core.verify.rows as rows
+    monkeypatch.setattr(rows, "_group_rows_compiled", None)
     monkeypatch.setattr(rows, "_row_hash", lambda words: np.zeros(len(words), np.uint64))
     M = np.array([[2.0, 1.0], [1.0, 5.0], [2.0, 1.0], [0.0, 0.0]])
     found = rows.distinct_rows(M)

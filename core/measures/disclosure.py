@@ -9,9 +9,10 @@ import math
 
 import numpy as np
 
+from core.compiled import kernel
 from core.measures.linkage import TIE_TOLERANCE, link_queries, squared_distances
 from core.progress import TaskState
-from core.verify.rows import distinct_rows
+from core.verify.rows import DistinctRows, distinct_rows
 
 __all__ = ["real_anonymity", "record_linkage", "interval_disclosure", "inside_count"]
 
@@ -32,6 +33,7 @@ def real_anonymity(masked_values: np.ndarray) -> float:
 
 
 def record_linkage(Z_original: np.ndarray, Z_masked: np.ndarray, *,
+                   classes: DistinctRows | None = None,
                    state: TaskState | None = None) -> float:
     """DLD: percent of masked records linked to their own original (ties split credit).
 
@@ -46,6 +48,11 @@ def record_linkage(Z_original: np.ndarray, Z_masked: np.ndarray, *,
     ----------
     Z_original, Z_masked : ndarray of shape (n_records, n_known)
         Row i of both is record i, on the known attributes, already z-scored.
+    classes : DistinctRows, optional
+        Classes of masked records whose rows of ``Z_masked`` are known to be equal
+        (e.g. the classes of the released values they were embedded from, a finer
+        partition than the distinct rows of ``Z_masked``): the distinct masked rows are
+        then found among the classes' first rows only. The figure is the same.
     state : TaskState, optional
         Progress and cancellation (the search returns to it every ~0.1 s).
 
@@ -66,8 +73,13 @@ def record_linkage(Z_original: np.ndarray, Z_masked: np.ndarray, *,
     if n == 0:
         return 0.0
     originals = distinct_rows(Z_original, order="any")
-    masked = distinct_rows(Z_masked, order="any")
-    points, queries = Z_original[originals.first], Z_masked[masked.first]
+    masked = (distinct_rows(Z_masked, order="any") if classes is None else
+              _merged(classes, distinct_rows(Z_masked[classes.first], order="any")))
+    # Distinct originals numbered by first appearance are the rows themselves, in order.
+    points = (Z_original if originals.n_classes == n
+              and np.array_equal(originals.first, np.arange(n)) else
+              Z_original[originals.first])
+    queries = Z_masked[masked.first]
     own_point, query_of_record = originals.inverse, masked.inverse
     # Row i's representatives equal rows i up to the sign of a zero: same distances.
     own = squared_distances(Z_masked, Z_original)
@@ -80,6 +92,16 @@ def record_linkage(Z_original: np.ndarray, Z_masked: np.ndarray, *,
     credit = np.zeros(n)
     np.divide(1.0, tied[query_of_record], out=credit, where=linked)
     return float(100.0 * credit.sum() / n)
+
+
+def _merged(classes: DistinctRows, among: DistinctRows) -> DistinctRows:
+    """The classes of records whose classes are equal rows: ``among`` of ``classes``.
+
+    ``among`` holds the classes of the rows ``classes.first`` (one per class).
+    """
+    counts = np.bincount(among.inverse, weights=classes.counts,
+                         minlength=among.n_classes).astype(np.int64)
+    return DistinctRows(among.inverse[classes.inverse], counts, classes.first[among.first])
 
 
 def interval_disclosure(raw: np.ndarray, raw_masked: np.ndarray, *,
@@ -137,9 +159,31 @@ def inside_count(original: np.ndarray, masked: np.ndarray, *, interval: float = 
     by_value = np.argsort(masked, kind="stable")
     rho = np.empty(len(masked), dtype=np.int64)
     rho[by_value] = np.searchsorted(ordered, masked[by_value], side="left")
+    if _inside_compiled is not None:  # the same comparisons, in one pass
+        if classes is None:
+            classes = np.arange(n, dtype=np.int64)
+        return int(_inside_compiled(original, rho, np.asarray(classes, dtype=np.int64),
+                                    ordered, w))
     if classes is not None:
         rho = rho[classes]
     np.minimum(rho, n - 1, out=rho)
     low = ordered[np.maximum(rho - w, 0)]
     high = ordered[np.minimum(rho + w, n - 1)]
     return int(np.count_nonzero((original >= low) & (original <= high)))
+
+
+def _inside(original, rho, classes, ordered, w):
+    """:func:`inside_count`'s count from the rank positions ``rho`` of the classes."""
+    n = len(original)
+    count = 0
+    for i in range(n):
+        r = min(rho[classes[i]], n - 1)
+        low = ordered[max(r - w, 0)]
+        high = ordered[min(r + w, n - 1)]
+        x = original[i]
+        if x >= low and x <= high:
+            count += 1
+    return count
+
+
+_inside_compiled = kernel(_inside)

@@ -85,7 +85,7 @@ from core.errors import MicroaggError
 
 from core.data.encoding import Encoding, encode
 from core.data.roles import Level, RoleSpec
-from core.measures.disclosure import inside_count, real_anonymity, record_linkage
+from core.measures.disclosure import inside_count, record_linkage
 from core.measures.scenarios import intruder_scenarios, parse_known
 from core.measures.utility import il1_mixed
 from core.privacy.attributes import class_emds, tclose_attributes
@@ -315,9 +315,13 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
 
     state = state or TaskState()
     n = len(original)
-    keys = np.column_stack([raw_masked, strata])
+    keys = np.column_stack([raw_masked, strata]) if strata.shape[1] else raw_masked
     found = distinct_rows(keys, order="sorted")  # numbered as numpy.unique(axis=0) does
+    # Records of one class release equal values, so their embedded rows are equal too:
+    # each scenario's distinct rows are found among the classes' first rows.
+    representatives = keys[found.first]
     # ID counts per attribute, shared by the scenarios, started at once on the helpers.
+    strata_columns = list(range(len(qi), keys.shape[1]))
     needed = sorted({qi.index(c) for subset in scenario_sets for c in subset
                      if not nominal[qi.index(c)]})
     inside_done = {j: helpers.submit(inside_count, raw[:, j], raw_masked[found.first, j],
@@ -329,7 +333,9 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
         ordered = [j for j in columns if not nominal[j]]
         unordered = [j for j in columns if nominal[j]]
         embedded = encoding.columns_of(subset)
-        dld = record_linkage(Z[:, embedded], Z_masked[:, embedded],
+        every = embedded == list(range(Z.shape[1]))  # the whole embedding: no copies
+        dld = record_linkage(Z if every else Z[:, embedded],
+                             Z_masked if every else Z_masked[:, embedded], classes=found,
                              state=state.sub(number / len(scenario_sets),
                                              (number + 1) / len(scenario_sets)))
         # = interval_disclosure(raw[:, ordered], raw_masked[:, ordered]), per attribute once
@@ -342,7 +348,8 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
         figures.append(ScenarioFigures(
             known=tuple(subset),
             k_prime=(n / found.n_classes if columns == list(range(len(qi))) else
-                     real_anonymity(np.column_stack([raw_masked[:, columns], strata]))),
+                     n / distinct_rows(representatives[:, columns + strata_columns],
+                                       order="any").n_classes),
             dld=dld, id=disclosed,
         ))
     dld = float(np.mean([f.dld for f in figures]))

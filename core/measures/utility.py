@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.compiled import kernel
 
 __all__ = ["information_loss_il1", "il1_mixed"]
 
@@ -49,7 +50,8 @@ def information_loss_il1(raw: np.ndarray, raw_masked: np.ndarray) -> tuple[float
     0.0
     """
     upper = np.triu_indices(raw.shape[1])
-    V, V_masked = _covariance(raw), _covariance(raw_masked)
+    mean, mean_masked = raw.mean(axis=0), raw_masked.mean(axis=0)
+    V, V_masked = _covariance(raw, mean), _covariance(raw_masked, mean_masked)
     components = {
         "data": _mean_variation(raw, raw_masked),
         "covariances": _mean_variation(V[upper], V_masked[upper]),
@@ -58,26 +60,84 @@ def information_loss_il1(raw: np.ndarray, raw_masked: np.ndarray) -> tuple[float
                                              - _correlation(raw_masked, V_masked)[upper]))),
     }
     il1 = 100.0 * sum(components.values()) / 4
-    components["means"] = _mean_variation(raw.mean(axis=0), raw_masked.mean(axis=0))
+    components["means"] = _mean_variation(mean, mean_masked)
     return float(il1), components
 
 
 def _mean_variation(a: np.ndarray, b: np.ndarray) -> float:
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    scale = np.maximum(np.abs(a), np.abs(b))
-    terms = np.divide(np.abs(a - b), scale, out=np.zeros_like(scale), where=scale > 0)
+    if (_variations_compiled is not None and a.ndim == 2 and a.shape == b.shape
+            and a.flags.c_contiguous and b.flags.c_contiguous):
+        terms = _variations_compiled(a, b)  # the same terms in the same layout
+    else:
+        scale = np.maximum(np.abs(a), np.abs(b))
+        terms = np.divide(np.abs(a - b), scale, out=np.zeros_like(scale), where=scale > 0)
     return float(terms.mean())
 
 
-def _covariance(X: np.ndarray) -> np.ndarray:
-    centred = X - X.mean(axis=0)
+def _variations(a, b):
+    """``|a − b| / max(|a|, |b|)`` entry by entry, 0 where the maximum is not > 0.
+
+    The terms of :func:`_mean_variation` in one pass (C order, as numpy makes them),
+    each by the same IEEE operations: the mean of either array is the same float.
+    """
+    n, d = a.shape
+    terms = np.empty((n, d))
+    for i in range(n):
+        for j in range(d):
+            x, y = a[i, j], b[i, j]
+            sx, sy = abs(x), abs(y)
+            if sx != sx or sy != sy:  # numpy.maximum keeps a NaN: not > 0
+                terms[i, j] = 0.0
+                continue
+            scale = sx if sx >= sy else sy
+            terms[i, j] = abs(x - y) / scale if scale > 0 else 0.0
+    return terms
+
+
+_variations_compiled = kernel(_variations)
+
+
+def _constant_columns(X: np.ndarray) -> np.ndarray:
+    """``X.min(axis=0) == X.max(axis=0)`` per column (False for an empty ``X``).
+
+    A column's minimum equals its maximum exactly when every entry equals the first
+    (−0.0 equals 0.0; a NaN anywhere makes both sides NaN, and NaN ≠ NaN), so each
+    column is read only up to its first different entry.
+    """
+    if _constant_compiled is None or X.ndim != 2 or len(X) == 0:
+        return X.min(axis=0) == X.max(axis=0)
+    return _constant_compiled(X)
+
+
+def _constant(X):
+    """:func:`_constant_columns` compiled: stops at each column's first different entry."""
+    n, d = X.shape
+    out = np.zeros(d, dtype=np.bool_)
+    for j in range(d):
+        first = X[0, j]
+        same = first == first
+        i = 1
+        while same and i < n:
+            same = X[i, j] == first
+            i += 1
+        out[j] = same
+    return out
+
+
+_constant_compiled = kernel(_constant)
+
+
+def _covariance(X: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """Population covariance of ``X`` around ``mean`` (= ``X.mean(axis=0)``)."""
+    centred = X - mean
     return centred.T @ centred / len(X)
 
 
 def _correlation(X: np.ndarray, V: np.ndarray) -> np.ndarray:
     """Correlation matrix of ``X`` from its covariance matrix ``V`` (module notes)."""
     sd = np.sqrt(np.diag(V))
-    constant = ~(sd > 0) | (X.min(axis=0) == X.max(axis=0))
+    constant = ~(sd > 0) | _constant_columns(X)
     sd = np.where(constant, 1.0, sd)
     R = V / np.outer(sd, sd)
     R[constant, :] = 0.0

@@ -4,9 +4,12 @@ An equivalence class is a set of records with the same released quasi-identifier
 ``numpy.unique(axis=0)`` finds them by sorting the rows as structured records, which
 takes seconds at 1,000,000 × 10; ``DataFrame.groupby`` factorizes every column and then
 their combination. Here every row is hashed to one 64-bit word (a multiply-xorshift mix
-of its columns' bits, vectorized over the rows), the words are sorted, and every run of
-equal words is checked to hold one row only, so a hash collision can never merge two
-classes: if one happens the exact sort-based path is taken instead.
+of its columns' bits). Compiled, the rows are then entered in an open-addressing hash
+table in input order: a row joins the class whose first row it equals bit for bit (the
+hash only says where to look, so a collision can never merge two classes), and classes
+come out numbered by first appearance in one linear pass. Without the compiled kernels
+the words are sorted and every run of equal words is checked to hold one row only; if a
+hash collision happens there the exact sort-based path is taken instead.
 
 Equality is that of the reference each function names: :func:`distinct_rows` is
 ``numpy.unique(values, axis=0)`` (−0.0 equals 0.0; a row holding NaN is distinct from
@@ -64,6 +67,108 @@ def _row_hash(words: np.ndarray) -> np.ndarray:
         h *= _MIX3
         h ^= h >> np.uint64(32)
     return h
+
+
+_SIGN = np.uint64(0x8000000000000000)  # the bits of −0.0
+_EXPONENT = np.uint64(0x7FF0000000000000)
+_FRACTION = np.uint64(0x000FFFFFFFFFFFFF)
+_SEED = np.uint64(0x243F6A8885A308D3)
+
+
+def _hash_rows(words, floats):
+    """:func:`_row_hash` of ``words`` with −0.0 read as 0.0, and whether a NaN was met.
+
+    With ``floats`` the words are float64 bits and the pass stops at the first NaN
+    (``numpy.unique`` keeps a row holding NaN apart; the caller takes its exact path).
+    """
+    n, c = words.shape
+    h = np.empty(n, dtype=np.uint64)
+    shift31, shift29, shift32 = np.uint64(31), np.uint64(29), np.uint64(32)
+    for i in range(n):
+        x = _SEED
+        for j in range(c):
+            w = words[i, j]
+            if w == _SIGN:
+                w = np.uint64(0)
+            elif floats and (w & _EXPONENT) == _EXPONENT and (w & _FRACTION) != 0:
+                return h, True
+            x ^= w
+            x *= _MIX
+            x ^= x >> shift31
+            x *= _MIX2
+            x ^= x >> shift29
+        x *= _MIX3
+        x ^= x >> shift32
+        h[i] = x
+    return h, False
+
+
+def _group_rows(words, h):
+    """Classes of equal rows of ``words`` (−0.0 equal to 0.0), numbered by first row.
+
+    Linear probing in a table of at least twice as many slots as rows, each slot
+    holding a class (plus one; 0 is empty) and its rows' hash; a row joins a class only
+    when every word equals the class's first row's. Returns (inverse, counts, first).
+    """
+    n, c = words.shape
+    size = 16
+    while size < 2 * n:
+        size *= 2
+    mask = np.uint64(size - 1)
+    table = np.zeros((size, 2), dtype=np.uint64)
+    inverse = np.empty(n, dtype=np.int64)
+    counts = np.zeros(n, dtype=np.int64)
+    first = np.empty(n, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        hi = h[i]
+        s = np.int64(hi & mask)
+        while True:
+            entry = table[s, 0]
+            if entry == 0:
+                table[s, 0] = np.uint64(m + 1)
+                table[s, 1] = hi
+                first[m] = i
+                counts[m] = 1
+                inverse[i] = m
+                m += 1
+                break
+            if table[s, 1] == hi:
+                cls = np.int64(entry) - 1
+                r = first[cls]
+                same = True
+                for j in range(c):
+                    a = words[r, j]
+                    b = words[i, j]
+                    if a != b and not (a << np.uint64(1) == 0 and b << np.uint64(1) == 0):
+                        same = False
+                        break
+                if same:
+                    counts[cls] += 1
+                    inverse[i] = cls
+                    break
+            s = (s + 1) & (size - 1)
+    return inverse, counts[:m].copy(), first[:m].copy()
+
+
+_hash_rows_compiled = kernel(_hash_rows)
+_group_rows_compiled = kernel(_group_rows)
+
+
+def _hashes(words: np.ndarray, floats: bool) -> tuple[np.ndarray, bool]:
+    """:func:`_hash_rows` compiled (the grouping's hashes; tests may swap them)."""
+    return _hash_rows_compiled(words, floats)
+
+
+def _classes_in_first_order(words: np.ndarray, floats: bool) -> DistinctRows | None:
+    """Classes of equal rows of ``words`` by first appearance; None when a float is NaN.
+
+    The compiled path (:func:`_group_rows`); exact for any hashes.
+    """
+    h, has_nan = _hashes(words, floats)
+    if has_nan:
+        return None
+    return DistinctRows(*_group_rows_compiled(words, h))
 
 
 def _classes_of_words(words: np.ndarray) -> DistinctRows | None:
@@ -169,6 +274,14 @@ def distinct_rows(values: np.ndarray, *, order: str = "sorted") -> DistinctRows:
                              np.array([n] if n else [], dtype=np.int64),
                              np.zeros(1 if n else 0, dtype=np.int64))
         return found
+    if _group_rows_compiled is not None:  # numbered by first appearance already
+        found = _classes_in_first_order(np.ascontiguousarray(values).view(np.uint64),
+                                        floats=True)
+        if found is None:  # numpy.unique keeps NaN rows apart
+            return _reference(values, order)
+        if order == "sorted":
+            return _renumber(found, _lexicographic(values[found.first]))
+        return found
     if not np.isnan(values).any():  # numpy.unique keeps NaN rows apart: see below
         found = _classes_of_words(np.ascontiguousarray(values + 0.0).view(np.uint64))
     if found is None:
@@ -198,9 +311,10 @@ def frame_keys(frame: pd.DataFrame, columns) -> np.ndarray:
     """One uint64 word per value of ``columns``, equal where ``groupby`` keys are equal.
 
     Float columns give their bits (−0.0 as 0.0, every NaN as one NaN); any other column
-    its ``pandas.factorize`` code, missing values one code.
+    its ``pandas.factorize`` code, missing values one code. Stored column by column
+    (Fortran order): each column is written in one sequential pass.
     """
-    words = np.empty((len(frame), len(columns)), dtype=np.uint64)
+    words = np.empty((len(columns), len(frame)), dtype=np.uint64).T
     for j, column in enumerate(columns):
         series = frame[column]
         if isinstance(series.dtype, np.dtype) and series.dtype.kind == "f":
@@ -225,6 +339,8 @@ def frame_classes(frame: pd.DataFrame, columns) -> DistinctRows:
     [2, 1]
     """
     words = frame_keys(frame, list(columns))
+    if _group_rows_compiled is not None:
+        return _classes_in_first_order(words, floats=False)
     found = _classes_of_words(words)
     if found is None:
         ids = frame.groupby(list(columns), dropna=False, sort=False).ngroup().to_numpy()
