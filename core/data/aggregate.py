@@ -60,7 +60,7 @@ def aggregate(
     labels = np.asarray(labels)
     if labels.ndim == 1:
         labels, blocks = labels[:, None], [list(quasi_identifiers)]
-    masked = table.drop(columns=list(drop)).copy()
+    masked = table.drop(columns=list(drop))  # copy-on-write (pandas 3): table unchanged
     for b, block in enumerate(blocks):
         block_labels = labels[:, b]
         categorical = [] if encoding is None else \
@@ -69,9 +69,10 @@ def aggregate(
         if numeric:
             raw = numeric_matrix(table, numeric) if encoding is None else \
                 encoding.values[:, [encoding.names.index(c) for c in numeric]]
-            means = group_means(raw, block_labels)[block_labels]
-            for j, column in enumerate(numeric):
-                masked[column] = pd.Series(means[:, j], index=table.index, name=column)
+            means = group_means(raw, block_labels)  # one row per group
+            for j, column in enumerate(numeric):  # each column read out on its own
+                masked[column] = pd.Series(means[:, j][block_labels], index=table.index,
+                                           name=column, copy=False)
         for column in categorical:
             coding = encoding.attribute(column)
             codes = encoding.values[:, encoding.names.index(column)].astype(np.int64)

@@ -156,7 +156,7 @@ def inside_count(original: np.ndarray, masked: np.ndarray, *, interval: float = 
         return 0
     w = math.ceil(interval / 100.0 * n - 1e-9)
     ordered = np.sort(original)
-    by_value = np.argsort(masked, kind="stable")
+    by_value = np.argsort(masked)  # equal values have equal positions: any order
     rho = np.empty(len(masked), dtype=np.int64)
     rho[by_value] = np.searchsorted(ordered, masked[by_value], side="left")
     if _inside_compiled is not None:  # the same comparisons, in one pass

@@ -140,6 +140,24 @@ def recode_merged_strata(masked: pd.DataFrame, roles: RoleSpec,
     return merges
 
 
+def dense_ranks(labels: np.ndarray) -> np.ndarray:
+    """``numpy.unique(labels, return_inverse=True)[1]``: each label's rank among the
+    distinct labels (shape (n,), int64).
+
+    Non-negative integer labels no larger than a few times their count are ranked by
+    counting (a present label's rank is the number of smaller labels present); any
+    others by ``numpy.unique``.
+    """
+    labels = np.asarray(labels).reshape(-1)
+    if (labels.dtype.kind in "iu" and len(labels)
+            and 0 <= labels.min() and labels.max() < 4 * len(labels) + 16):
+        present = np.bincount(labels) > 0
+        rank = np.cumsum(present) - 1
+        return rank[labels].astype(np.int64)
+    _, inverse = np.unique(labels, return_inverse=True)
+    return inverse.reshape(-1).astype(np.int64)
+
+
 def partition_blocks(method: Method, encoding: Encoding, table: pd.DataFrame, roles: RoleSpec,
                      blocks: Sequence[Sequence[str]], strata: Sequence[np.ndarray],
                      params: dict, state: TaskState) -> np.ndarray:
@@ -164,7 +182,9 @@ def partition_blocks(method: Method, encoding: Encoding, table: pd.DataFrame, ro
         for rows in strata:
             share = len(rows) / total
             sub = state.sub(done / total, done / total + share)
-            X_part = X[np.ix_(rows, columns)]
+            whole = (len(rows) == len(X) and columns == list(range(X.shape[1]))
+                     and np.array_equal(rows, np.arange(len(X))))
+            X_part = X.copy() if whole else X[np.ix_(rows, columns)]  # the same matrix
             data = MethodInput(X_part, table.iloc[rows], roles)
             if refinement == "none":
                 part = method.function(data, state=sub, **params)
@@ -179,7 +199,7 @@ def partition_blocks(method: Method, encoding: Encoding, table: pd.DataFrame, ro
                 part = method.function(data, state=sub.sub(0.0, 0.5), **params)
                 part = refine(X_part, part, k=params["k"], method=refinement,
                               state=sub.sub(0.5, 1.0))
-            _, part = np.unique(np.asarray(part), return_inverse=True)
+            part = dense_ranks(np.asarray(part))
             labels[rows, b] = part + offset
             offset += int(part.max()) + 1
             done += len(rows)

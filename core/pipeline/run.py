@@ -33,7 +33,7 @@ from core.privacy.noise import add_laplace_noise
 from core.measures.measure import measure
 from core.measures.partition import partition_metrics
 from core.pipeline.missing import flag_column_name, put_back
-from core.pipeline.partition import partition_blocks, recode_merged_strata
+from core.pipeline.partition import dense_ranks, partition_blocks, recode_merged_strata
 from core.pipeline.plan import RunPlan, prepare_run
 from core.pipeline.warnings import release_warnings, unmasked_missing_warning
 from core.progress import TaskState
@@ -74,7 +74,9 @@ def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
     if (block_labels < 0).any():
         raise GuaranteeNotMet(f"{spec.label} left records without a group (internal error).")
     state.check()
-    labels = distinct_rows(block_labels).inverse  # numbered as numpy.unique(axis=0)
+    # Numbered as numpy.unique(axis=0) does (with one block, the labels' ranks).
+    labels = (dense_ranks(block_labels[:, 0]) if block_labels.shape[1] == 1 else
+              distinct_rows(block_labels).inverse)
 
     # 2. aggregate
     if values is not None:
