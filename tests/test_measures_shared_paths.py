@@ -22,7 +22,7 @@ import core.measures.disclosure as disclosure
 import core.measures.utility as utility
 import core.verify.rows as rows
 from core.data.encoding import encode
-from core.data.prepare import numeric_matrix
+from core.data.prepare import constant_columns, numeric_matrix
 from core.data.roles import RoleSpec
 from core.measures.disclosure import inside_count, real_anonymity, record_linkage
 from core.measures.measure import _stratum_codes, measure
@@ -159,6 +159,9 @@ def test_record_linkage_over_finer_classes_is_the_same_figure(seed, n, d, distin
     for columns in ([0], list(range(d)), list(range(d))[::-1][:2]):
         plain = record_linkage(Z[:, columns], Zm[:, columns])
         assert record_linkage(Z[:, columns], Zm[:, columns], classes=classes) == plain
+        ahead = disclosure.linkage_originals(Z[:, columns])  # made on another thread
+        assert record_linkage(Z[:, columns], Zm[:, columns], classes=classes,
+                              originals=ahead) == plain
 
 
 def _release(seed: int, n: int, strata: bool):
@@ -265,13 +268,29 @@ def test_il1_terms_and_constant_columns_are_the_numpy_ones(seed, n, c, distinct,
         assert _same_bits(utility._variations_compiled(A, B), expected)
     with np.errstate(all="ignore"):
         assert _same_bits(utility._mean_variation(A, B), expected.mean())
-    assert utility._constant_columns(A).tolist() == (A.min(axis=0) == A.max(axis=0)).tolist()
+    assert constant_columns(A).tolist() == (A.min(axis=0) == A.max(axis=0)).tolist()
     if not specials:
         with np.errstate(all="ignore"):
             il1, components = utility.information_loss_il1(A, B)
             old_il1, old_components = old_information_loss_il1(A, B)
         assert _same_bits(il1, old_il1) and components.keys() == old_components.keys()
         assert all(_same_bits(components[t], old_components[t]) for t in components)
+
+
+def test_constant_attributes_are_those_of_one_value():
+    rng = np.random.default_rng(31)
+    for _ in range(20):
+        n = int(rng.integers(1, 30))
+        table = pd.DataFrame({"a": np.full(n, 2.5), "b": rng.integers(0, 2, n).astype(float),
+                              "c": rng.choice([0.0, -0.0], n), "d": rng.choice(["x", "y"], n)})
+        encoding = encode(table, RoleSpec(quasi_identifiers=tuple(table.columns)),
+                          strict=False)
+        expected = tuple(c for j, c in enumerate(table.columns)
+                         if np.all(encoding.values[:, j] == encoding.values[0, j]))
+        assert encoding.constant == expected
+        Z = encoding.X[:, encoding.columns_of(["a", "b", "c"])]
+        varying = int("d" not in expected)
+        assert encoding.total_sum_of_squares() == float(np.einsum("ij,ij->", Z, Z)) + n * varying
 
 
 def test_il1_constant_columns_edge_cases():
@@ -281,7 +300,7 @@ def test_il1_constant_columns_edge_cases():
              np.array([[3.0]]), np.array([[np.nan]]),
              np.array([[1.0, 2.0], [1.0, 2.5], [1.0, 2.0]])]
     for X in cases:
-        assert utility._constant_columns(X).tolist() == \
+        assert constant_columns(X).tolist() == \
             (X.min(axis=0) == X.max(axis=0)).tolist()
 
 
@@ -380,3 +399,48 @@ def test_aggregate_releases_the_group_means_and_leaves_the_table_alone():
     masked.loc[0, "s"] = 1e9  # a later change to the release never reaches the original
     masked.loc[1, "c"] = "z"
     pd.testing.assert_frame_equal(table, before, check_exact=True)
+
+
+@pytest.mark.parametrize("rows_per_block", [1, 7, 8192])
+def test_numeric_matrix_is_the_columns_side_by_side(monkeypatch, rows_per_block):
+    import core.data.prepare as prepare
+    from core.errors import MicroaggError
+    monkeypatch.setattr(prepare, "_ROWS_PER_BLOCK", rows_per_block)
+    rng = np.random.default_rng(37)
+    table = pd.DataFrame({"a": rng.normal(size=50), "b": rng.integers(0, 9, 50),
+                          "c": rng.normal(size=50).astype(np.float32), "t": ["x"] * 50})
+    found = numeric_matrix(table, ["c", "a", "b"])
+    expected = np.column_stack([table[c].to_numpy(dtype=np.float64) for c in ["c", "a", "b"]])
+    assert _same_bits(found, expected) and found.flags.c_contiguous
+    bad = table.assign(a=table["a"].where(table.index != 3),
+                       b=table["b"].astype(float).where(table.index % 2 == 0, np.inf))
+    with pytest.raises(MicroaggError, match="Column 'a' has 1 missing value.*row 4"):
+        numeric_matrix(bad, ["c", "a", "b", "t"])
+    with pytest.raises(MicroaggError, match="Column 'b' has 25 infinite"):
+        numeric_matrix(bad, ["b", "a"])
+    with pytest.raises(MicroaggError, match="Column 't' is not numeric"):
+        numeric_matrix(bad, ["c", "t", "a"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 60), st.integers(1, 8), st.booleans())
+def test_smallest_per_class_is_numpy_minimum_at(seed, n, n_classes, specials):
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 4, n).astype(float)
+    if specials and n:
+        where = rng.random(n) < 0.2
+        values[where] = rng.choice([np.nan, np.inf, -np.inf, 0.0], int(where.sum()))
+    classes = rng.integers(0, n_classes, n)
+    expected = np.full(n_classes, np.inf)
+    np.minimum.at(expected, classes, values)
+    assert _same_bits(disclosure.smallest_per_class(values, classes, n_classes), expected)
+
+
+def test_total_sum_of_squares_keeps_its_summation_order():
+    """SST is summed over the numeric columns as gathered (a Fortran-order copy): summed
+    over X itself, the same squares in another order give another last digit."""
+    rng = np.random.default_rng(41)
+    table = pd.DataFrame(rng.normal(size=(20_000, 10)), columns=[f"x{j}" for j in range(10)])
+    encoding = encode(table, RoleSpec(quasi_identifiers=tuple(table.columns)), strict=False)
+    Z = encoding.X[:, list(range(10))]
+    assert encoding.total_sum_of_squares() == float(np.einsum("ij,ij->", Z, Z))

@@ -60,7 +60,7 @@ import pandas as pd
 
 from core.errors import MicroaggError
 from core.data.categories import group_aggregate_codes
-from core.data.prepare import numeric_matrix
+from core.data.prepare import constant_columns, numeric_matrix
 from core.data.roles import Level, RoleSpec, is_number_column
 
 __all__ = ["AttributeCoding", "Encoding", "encode", "resolve_level"]
@@ -136,14 +136,16 @@ class Encoding:
     @property
     def constant(self) -> tuple[str, ...]:
         """The quasi-identifiers with a single value (they carry no information)."""
-        return tuple(a.name for j, a in enumerate(self.attributes)
-                     if len(self.values) and np.all(self.values[:, j] == self.values[0, j]))
+        if not len(self.values):
+            return ()
+        same = constant_columns(self.values)  # every value equal to the first
+        return tuple(a.name for j, a in enumerate(self.attributes) if same[j])
 
     def total_sum_of_squares(self) -> float:
         """SST: Σ z² of the numeric attributes plus n per varying categorical one."""
         numeric = self.columns_of([a.name for a in self.attributes if not a.categorical])
         varying = sum(a.categorical and a.name not in self.constant for a in self.attributes)
-        Z = self.X[:, numeric]
+        Z = self.X[:, numeric]  # a copy in Fortran order: its sum is the published one
         return float(np.einsum("ij,ij->", Z, Z)) + len(self.X) * varying
 
     def attribute(self, name: str) -> AttributeCoding:

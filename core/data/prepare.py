@@ -13,9 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from core.compiled import kernel
 from core.errors import MicroaggError
 
-__all__ = ["Standardized", "numeric_matrix", "standardize", "check_group_size"]
+__all__ = ["Standardized", "numeric_matrix", "constant_columns", "standardize",
+           "check_group_size"]
 
 
 @dataclass(frozen=True)
@@ -30,8 +32,8 @@ class Standardized:
 
 def numeric_matrix(table: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     """The named columns as a float64 array, checked for missing and infinite values."""
-    out = np.empty((len(table), len(columns)), dtype=np.float64)
-    for j, column in enumerate(columns):
+    converted = []
+    for column in columns:
         series = table[column]
         try:
             values = series.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -39,6 +41,9 @@ def numeric_matrix(table: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
             raise MicroaggError(
                 f"Column '{column}' is not numeric. Recode it or give it another role."
             ) from None
+        if np.isfinite(values).all():
+            converted.append(values)
+            continue
         missing = np.isnan(values)
         if missing.any():
             rows = np.flatnonzero(missing)
@@ -54,8 +59,49 @@ def numeric_matrix(table: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
                 f"Column '{column}' has {rows.size} infinite value(s) (first at data row "
                 f"{rows[0] + 1}). Replace them with finite values."
             )
-        out[:, j] = values
+        converted.append(values)  # not reached: a value that is not finite is one of those
+    # Written a block of rows at a time: the rows being filled stay in the cache, where
+    # a whole column at a time would pass over the matrix once per column.
+    out = np.empty((len(table), len(columns)), dtype=np.float64)
+    for start in range(0, len(table), _ROWS_PER_BLOCK):
+        stop = start + _ROWS_PER_BLOCK
+        for j, values in enumerate(converted):
+            out[start:stop, j] = values[start:stop]
     return out
+
+
+_ROWS_PER_BLOCK = 8192
+
+
+def constant_columns(X: np.ndarray) -> np.ndarray:
+    """``X.min(axis=0) == X.max(axis=0)`` per column, which is ``np.all(X == X[0], axis=0)``.
+
+    A column's minimum equals its maximum exactly when every entry equals the first
+    (−0.0 equals 0.0; a NaN anywhere makes both sides NaN, and NaN ≠ NaN), so each
+    column is read only up to its first different entry.
+    """
+    X = np.asarray(X)
+    if _constant_compiled is None or X.ndim != 2 or len(X) == 0 or X.dtype.kind != "f":
+        return X.min(axis=0) == X.max(axis=0)
+    return _constant_compiled(X)
+
+
+def _constant(X):
+    """:func:`constant_columns` compiled: stops at each column's first different entry."""
+    n, d = X.shape
+    out = np.zeros(d, dtype=np.bool_)
+    for j in range(d):
+        first = X[0, j]
+        same = first == first
+        i = 1
+        while same and i < n:
+            same = X[i, j] == first
+            i += 1
+        out[j] = same
+    return out
+
+
+_constant_compiled = kernel(_constant)
 
 
 def standardize(table: pd.DataFrame, columns: Sequence[str]) -> Standardized:

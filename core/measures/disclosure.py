@@ -6,15 +6,17 @@ The definitions are in :mod:`core.measures.measure.measure`'s notes (Nin, Mic1D-
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from core.compiled import kernel
-from core.measures.linkage import TIE_TOLERANCE, link_queries, squared_distances
+from core.measures.linkage import TIE_TOLERANCE, build_tree, link_queries, squared_distances
 from core.progress import TaskState
 from core.verify.rows import DistinctRows, distinct_rows
 
-__all__ = ["real_anonymity", "record_linkage", "interval_disclosure", "inside_count"]
+__all__ = ["real_anonymity", "record_linkage", "LinkageOriginals", "linkage_originals",
+           "interval_disclosure", "inside_count"]
 
 
 _TIE_TOLERANCE = TIE_TOLERANCE
@@ -32,8 +34,37 @@ def real_anonymity(masked_values: np.ndarray) -> float:
     return len(masked_values) / distinct_rows(masked_values, order="any").n_classes
 
 
+class LinkageOriginals(NamedTuple):
+    """What record linkage needs of the original records alone (:func:`linkage_originals`).
+
+    ``originals`` are the distinct rows, ``points`` their values (one row each) and
+    ``tree`` the compiled search's KD-tree over them (None without the kernels).
+    """
+
+    originals: DistinctRows
+    points: np.ndarray
+    tree: object
+
+
+def linkage_originals(Z_original: np.ndarray) -> LinkageOriginals:
+    """The distinct original rows and the search tree over them.
+
+    A function of the original alone, so it can be made ahead (on another thread) and
+    given to :func:`record_linkage`.
+    """
+    Z_original = np.ascontiguousarray(Z_original, dtype=np.float64)
+    n = len(Z_original)
+    originals = distinct_rows(Z_original, order="any")
+    # Distinct originals numbered by first appearance are the rows themselves, in order.
+    points = (Z_original if originals.n_classes == n
+              and np.array_equal(originals.first, np.arange(n)) else
+              Z_original[originals.first])
+    return LinkageOriginals(originals, points, build_tree(points) if n else None)
+
+
 def record_linkage(Z_original: np.ndarray, Z_masked: np.ndarray, *,
                    classes: DistinctRows | None = None,
+                   originals: LinkageOriginals | None = None,
                    state: TaskState | None = None) -> float:
     """DLD: percent of masked records linked to their own original (ties split credit).
 
@@ -53,6 +84,8 @@ def record_linkage(Z_original: np.ndarray, Z_masked: np.ndarray, *,
         (e.g. the classes of the released values they were embedded from, a finer
         partition than the distinct rows of ``Z_masked``): the distinct masked rows are
         then found among the classes' first rows only. The figure is the same.
+    originals : LinkageOriginals, optional
+        :func:`linkage_originals` of ``Z_original``, when made ahead.
     state : TaskState, optional
         Progress and cancellation (the search returns to it every ~0.1 s).
 
@@ -72,26 +105,47 @@ def record_linkage(Z_original: np.ndarray, Z_masked: np.ndarray, *,
     n = len(Z_original)
     if n == 0:
         return 0.0
-    originals = distinct_rows(Z_original, order="any")
+    found, points, tree = linkage_originals(Z_original) if originals is None else originals
     masked = (distinct_rows(Z_masked, order="any") if classes is None else
               _merged(classes, distinct_rows(Z_masked[classes.first], order="any")))
-    # Distinct originals numbered by first appearance are the rows themselves, in order.
-    points = (Z_original if originals.n_classes == n
-              and np.array_equal(originals.first, np.arange(n)) else
-              Z_original[originals.first])
     queries = Z_masked[masked.first]
-    own_point, query_of_record = originals.inverse, masked.inverse
+    own_point, query_of_record = found.inverse, masked.inverse
     # Row i's representatives equal rows i up to the sign of a zero: same distances.
     own = squared_distances(Z_masked, Z_original)
-    bound = np.full(len(queries), np.inf)
-    np.minimum.at(bound, query_of_record, own)
-    nearest, tied = link_queries(points, originals.counts, queries, bound,
-                                 own_point[masked.first], state=state)
+    bound = smallest_per_class(own, query_of_record, len(queries))
+    nearest, tied = link_queries(points, found.counts, queries, bound,
+                                 own_point[masked.first], tree=tree, state=state)
     # A record is linked when its own original is (tied) nearest; −1 marks none.
     linked = own <= nearest[query_of_record] * (1.0 + _TIE_TOLERANCE) ** 2
     credit = np.zeros(n)
     np.divide(1.0, tied[query_of_record], out=credit, where=linked)
     return float(100.0 * credit.sum() / n)
+
+
+def smallest_per_class(values: np.ndarray, classes: np.ndarray, n_classes: int) -> np.ndarray:
+    """``np.minimum.at(np.full(n_classes, inf), classes, values)``: each class's minimum.
+
+    Compiled, one pass with numpy.minimum's rule (a NaN, once met, stays).
+    """
+    if _smallest_compiled is None:
+        smallest = np.full(n_classes, np.inf)
+        np.minimum.at(smallest, classes, values)
+        return smallest
+    return _smallest_compiled(np.asarray(values, dtype=np.float64),
+                              np.asarray(classes, dtype=np.int64), n_classes)
+
+
+def _smallest(values, classes, n_classes):
+    smallest = np.full(n_classes, np.inf)
+    for i in range(len(values)):
+        c = classes[i]
+        v = values[i]
+        if v != v or v < smallest[c]:  # a NaN met stays: nothing is < NaN
+            smallest[c] = v
+    return smallest
+
+
+_smallest_compiled = kernel(_smallest)
 
 
 def _merged(classes: DistinctRows, among: DistinctRows) -> DistinctRows:

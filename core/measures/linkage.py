@@ -31,7 +31,8 @@ from scipy.spatial import cKDTree
 from core.compiled import kernel
 from core.progress import TaskState
 
-__all__ = ["TIE_TOLERANCE", "link_queries", "link_reference", "squared_distances"]
+__all__ = ["TIE_TOLERANCE", "build_tree", "link_queries", "link_reference",
+           "squared_distances"]
 
 TIE_TOLERANCE = 1e-12
 _TIE = (1.0 + TIE_TOLERANCE) ** 2  # the relative tolerance on squared distances
@@ -266,22 +267,35 @@ _build_compiled = kernel(_build_tree)
 _search_compiled = kernel(_search)
 
 
+def build_tree(points: np.ndarray):
+    """The compiled search's KD-tree over ``points`` (None without the compiled kernels).
+
+    A function of the points alone: it can be built ahead, on another thread, and given
+    to :func:`link_queries`.
+    """
+    if _search_compiled is None:
+        return None
+    return _build_compiled(np.ascontiguousarray(points, dtype=np.float64), _LEAF_SIZE)
+
+
 def link_queries(points: np.ndarray, multiplicity: np.ndarray, queries: np.ndarray,
-                 bound: np.ndarray, anchor: np.ndarray, *,
+                 bound: np.ndarray, anchor: np.ndarray, *, tree=None,
                  state: TaskState | None = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`link_reference`'s figures, by the compiled early-stopping search.
 
     ``anchor`` is one point index per query (an original of one of its records): queries
     are searched in the tree order of their anchors, so consecutive searches touch the
-    same part of the tree. Returns to Python every ~0.1 s to report progress on
-    ``state`` (and honour Cancel). Without the compiled kernels, :func:`link_reference`.
+    same part of the tree. ``tree`` is :func:`build_tree` of ``points`` when built ahead.
+    Returns to Python every ~0.1 s to report progress on ``state`` (and honour Cancel).
+    Without the compiled kernels, :func:`link_reference`.
     """
     if _search_compiled is None or len(queries) == 0:
         return link_reference(points, multiplicity, queries, bound)
     state = state or TaskState()
     points = np.ascontiguousarray(points, dtype=np.float64)
     queries = np.ascontiguousarray(queries, dtype=np.float64)
-    tree = _build_compiled(points, _LEAF_SIZE)
+    if tree is None:
+        tree = _build_compiled(points, _LEAF_SIZE)
     index, ordered, start, stop, left, right, split_dim, split_value, low, high, _ = tree
     weight = np.asarray(multiplicity, dtype=np.float64)[index]
     position = np.empty(len(index), dtype=np.int64)

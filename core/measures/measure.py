@@ -85,7 +85,7 @@ from core.errors import MicroaggError
 
 from core.data.encoding import Encoding, encode
 from core.data.roles import Level, RoleSpec
-from core.measures.disclosure import inside_count, record_linkage
+from core.measures.disclosure import inside_count, linkage_originals, record_linkage
 from core.measures.scenarios import intruder_scenarios, parse_known
 from core.measures.utility import il1_mixed
 from core.privacy.attributes import class_emds, tclose_attributes
@@ -281,9 +281,32 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
             f"Column '{column}' of the masked table has {count} value(s) that are not "
             "categories of the original; measure a release of the same table.")
     Z = encoding.X
+    # The first scenario's search tree over the originals (the longest single step, a
+    # function of the original alone) is built on a helper thread from here on, and the
+    # ID counts run there next, while this thread measures the release; each figure is
+    # computed by the same function either way, so the results do not depend on the
+    # threads.
+    helpers = ThreadPoolExecutor(max_workers=max(1, min(2, (os.cpu_count() or 2) - 1)),
+                                 thread_name_prefix="measures")
+    try:
+        first = helpers.submit(linkage_originals, _known(Z, encoding, scenario_sets[0]))
+        return _measure(original, masked, roles, qi, scenario_sets, encoding, raw,
+                        raw_masked, Z, interval, kinds, state, helpers, first)
+    finally:
+        helpers.shutdown(wait=True, cancel_futures=True)
+
+
+def _known(Z: np.ndarray, encoding: Encoding, subset) -> np.ndarray:
+    """The embedded columns of the attributes ``subset`` (``Z`` itself for all of them)."""
+    embedded = encoding.columns_of(subset)
+    return Z if embedded == list(range(Z.shape[1])) else Z[:, embedded]
+
+
+def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_masked, Z,
+             interval, kinds, state, helpers, prepared) -> Measures:
+    """The figures of :func:`measure` from its checked, encoded inputs."""
     Z_masked = encoding.embed(raw_masked)
     nominal = np.array([a.level is Level.NOMINAL for a in encoding.attributes])
-
     if not encoding.numeric:  # ordinal or nominal: distances to the released category
         sse = float(encoding.squared_distances(raw_masked).sum())
         sst = encoding.total_sum_of_squares()
@@ -291,24 +314,6 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
         diff = Z - Z_masked
         sse = float(np.einsum("ij,ij->", diff, diff))
         sst = float(np.einsum("ij,ij->", Z, Z))
-    # IL1 and the ID counts (sorts, in numpy without the interpreter lock) run on a
-    # second core while record linkage (compiled, without the lock) runs on this one;
-    # each figure is computed by the same function either way, so the results do not
-    # depend on the threads.
-    helpers = ThreadPoolExecutor(max_workers=max(1, min(2, (os.cpu_count() or 2) - 1)),
-                                 thread_name_prefix="measures")
-    try:
-        return _measure(original, masked, roles, qi, scenario_sets, encoding, raw,
-                        raw_masked, Z, Z_masked, nominal, sse, sst, interval, kinds, state,
-                        helpers)
-    finally:
-        helpers.shutdown(wait=True, cancel_futures=True)
-
-
-def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_masked, Z,
-             Z_masked, nominal, sse, sst, interval, kinds, state, helpers) -> Measures:
-    """The figures of :func:`measure` from its checked, encoded inputs."""
-    il1_done = helpers.submit(il1_mixed, raw, raw_masked, nominal)
     # An intruder who knows a record's stratum (released as it is) tells strata apart:
     # classes are the released quasi-identifier tuples together with the stratum columns.
     strata = _stratum_codes(masked, roles)
@@ -327,15 +332,18 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
     inside_done = {j: helpers.submit(inside_count, raw[:, j], raw_masked[found.first, j],
                                      interval=float(interval), classes=found.inverse)
                    for j in needed}
+    il1, components = il1_mixed(raw, raw_masked, nominal)
     figures = []
     for number, subset in enumerate(scenario_sets):
         columns = [qi.index(c) for c in subset]
         ordered = [j for j in columns if not nominal[j]]
         unordered = [j for j in columns if nominal[j]]
-        embedded = encoding.columns_of(subset)
-        every = embedded == list(range(Z.shape[1]))  # the whole embedding: no copies
-        dld = record_linkage(Z if every else Z[:, embedded],
-                             Z_masked if every else Z_masked[:, embedded], classes=found,
+        originals = prepared.result()
+        if number + 1 < len(scenario_sets):  # the next scenario's tree, ahead
+            prepared = helpers.submit(linkage_originals,
+                                      _known(Z, encoding, scenario_sets[number + 1]))
+        dld = record_linkage(_known(Z, encoding, subset), _known(Z_masked, encoding, subset),
+                             classes=found, originals=originals,
                              state=state.sub(number / len(scenario_sets),
                                              (number + 1) / len(scenario_sets)))
         # = interval_disclosure(raw[:, ordered], raw_masked[:, ordered]), per attribute once
@@ -356,7 +364,6 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
     idisc = float(np.mean([f.id for f in figures]))
     dr = float(np.mean([f.dr for f in figures]))
 
-    il1, components = il1_done.result()
     classes = found.inverse
     class_sizes = np.bincount(classes)
     class_emd: dict[str, np.ndarray] = {}

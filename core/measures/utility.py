@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.compiled import kernel
+from core.data.prepare import constant_columns
 
 __all__ = ["information_loss_il1", "il1_mixed"]
 
@@ -98,36 +99,6 @@ def _variations(a, b):
 _variations_compiled = kernel(_variations)
 
 
-def _constant_columns(X: np.ndarray) -> np.ndarray:
-    """``X.min(axis=0) == X.max(axis=0)`` per column (False for an empty ``X``).
-
-    A column's minimum equals its maximum exactly when every entry equals the first
-    (−0.0 equals 0.0; a NaN anywhere makes both sides NaN, and NaN ≠ NaN), so each
-    column is read only up to its first different entry.
-    """
-    if _constant_compiled is None or X.ndim != 2 or len(X) == 0:
-        return X.min(axis=0) == X.max(axis=0)
-    return _constant_compiled(X)
-
-
-def _constant(X):
-    """:func:`_constant_columns` compiled: stops at each column's first different entry."""
-    n, d = X.shape
-    out = np.zeros(d, dtype=np.bool_)
-    for j in range(d):
-        first = X[0, j]
-        same = first == first
-        i = 1
-        while same and i < n:
-            same = X[i, j] == first
-            i += 1
-        out[j] = same
-    return out
-
-
-_constant_compiled = kernel(_constant)
-
-
 def _covariance(X: np.ndarray, mean: np.ndarray) -> np.ndarray:
     """Population covariance of ``X`` around ``mean`` (= ``X.mean(axis=0)``)."""
     centred = X - mean
@@ -137,7 +108,7 @@ def _covariance(X: np.ndarray, mean: np.ndarray) -> np.ndarray:
 def _correlation(X: np.ndarray, V: np.ndarray) -> np.ndarray:
     """Correlation matrix of ``X`` from its covariance matrix ``V`` (module notes)."""
     sd = np.sqrt(np.diag(V))
-    constant = ~(sd > 0) | _constant_columns(X)
+    constant = ~(sd > 0) | constant_columns(X)  # = X.min(axis=0) == X.max(axis=0)
     sd = np.where(constant, 1.0, sd)
     R = V / np.outer(sd, sd)
     R[constant, :] = 0.0
