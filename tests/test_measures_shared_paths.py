@@ -366,7 +366,7 @@ def test_numeric_squared_distances_are_the_column_loop():
 # ----------------------------------------------------------------- the pipeline
 @settings(max_examples=100, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 60),
-       st.sampled_from(["small", "negative", "sparse", "int32", "uint8"]))
+       st.sampled_from(["small", "negative", "sparse", "int32", "uint8", "uint64"]))
 def test_dense_ranks_are_numpy_unique_inverse(seed, n, kind):
     from core.pipeline.partition import dense_ranks
     rng = np.random.default_rng(seed)
@@ -374,7 +374,8 @@ def test_dense_ranks_are_numpy_unique_inverse(seed, n, kind):
               "negative": lambda: rng.integers(-3, 3, n),
               "sparse": lambda: rng.integers(0, 10**12, n),
               "int32": lambda: rng.integers(0, 2 * n, n).astype(np.int32),
-              "uint8": lambda: rng.integers(0, 7, n).astype(np.uint8)}[kind]()
+              "uint8": lambda: rng.integers(0, 7, n).astype(np.uint8),
+              "uint64": lambda: rng.integers(0, 7, n).astype(np.uint64)}[kind]()
     ranks = dense_ranks(labels)
     _, inverse = np.unique(labels, return_inverse=True)
     assert ranks.dtype == np.int64 and ranks.tolist() == inverse.reshape(-1).tolist()

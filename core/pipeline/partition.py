@@ -149,7 +149,7 @@ def dense_ranks(labels: np.ndarray) -> np.ndarray:
     others by ``numpy.unique``.
     """
     labels = np.asarray(labels).reshape(-1)
-    if (labels.dtype.kind in "iu" and len(labels)
+    if (labels.dtype.kind in "iu" and np.can_cast(labels.dtype, np.intp) and len(labels)
             and 0 <= labels.min() and labels.max() < 4 * len(labels) + 16):
         present = np.bincount(labels) > 0
         rank = np.cumsum(present) - 1
