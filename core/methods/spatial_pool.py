@@ -128,6 +128,22 @@ class SpatialPool:
         index._refresh_all(self._first_leaf, self._start, self._stop, self._head, self._end,
                            self._P, self._rho2, self._lo, self._hi, self._cnt, self._top)
 
+    def hand_over(self):
+        """``(arrays, scalars)``: the pool's state for a compiled loop that takes it over
+        (:mod:`core.methods.tfirst_loop`); the pool is not to be used afterwards.
+
+        ``arrays`` is ``(X, sum, alive, P, screen, head, end, solo, members, slot_of,
+        nxt, row_of, leaf_of, first_leaf, start, stop, lo, hi, cnt, top, rho2, shell,
+        pointer, anchor)``, every array the pool's own (the loop changes them in place);
+        ``scalars`` is ``(count, buffer, shell length, shell work)``.
+        """
+        arrays = (self._X, self._sum, self._alive, self._P, self._screen, self._head,
+                  self._end, self._solo, self._members, self._slot_of, self._nxt,
+                  self._row_of, self._leaf_of, self._first_leaf, self._start, self._stop,
+                  self._lo, self._hi, self._cnt, self._top, self._rho2, self._shell,
+                  self._pointer, self._anchor)
+        return arrays, (self.count, self._buffer, self._n_shell, self._shell_work)
+
     # --- RecordPool's interface -------------------------------------------------------
 
     def centroid(self) -> np.ndarray:

@@ -83,16 +83,34 @@ class SubsetIndex:
 
         X = np.ascontiguousarray(X, dtype=np.float64)
         self._trees, self._subsets = List(), List()
+        self.plain_trees = []  # the same, as a Python list: a typed list is slow from Python
         levels, widest = 0, 1
         for records in subsets:
             records = np.ascontiguousarray(records, dtype=np.int64)
             tree, depth, _ = spatial_tree.row_tree(X[records], np.zeros(X.shape[1]))
-            self._trees.append(tree + (np.zeros(len(tree[0]), dtype=np.int64),))
+            self.plain_trees.append(tree + (np.zeros(len(tree[0]), dtype=np.int64),))
+            self._trees.append(self.plain_trees[-1])
             self._subsets.append(records)
             levels = max(levels, depth)
             widest = max(widest, int((tree[8] - tree[7]).max(initial=0)) + 1)
         self._shape = (2 * levels + 8, widest, X.shape[1])
         self._scratch = self._new_scratch(1)
+
+    @property
+    def trees(self):
+        """The subsets' indexes (numba typed list): ``spatial_tree.row_tree``'s tuple of
+        each subset's records, then the rows' ``taken`` (zeros)."""
+        return self._trees
+
+    @property
+    def subsets(self):
+        """The subsets' record numbers (numba typed list), as given."""
+        return self._subsets
+
+    @property
+    def scratch_shape(self) -> tuple[int, int, int]:
+        """``(stack depth, buffer length, attributes)`` a search of these indexes needs."""
+        return self._shape
 
     def _new_scratch(self, m: int):
         depth, widest, d = self._shape

@@ -20,24 +20,16 @@ from core.progress import TaskState
 
 __all__ = ["tfirst_cluster_size", "tc_tfirst"]
 
-# Below this many records the pools are RecordPools even on the compiled path: a pass
-# over a few records costs less than building an index (the answers are the same).
+# Below this many records the reference path runs even with compiled kernels: a pass
+# over a few records costs less than building the indexes (the answers are the same).
 _SMALL_POOL = 64
 
 
-def _pools(X: np.ndarray, subsets: list[np.ndarray]):
-    """``(everyone, take_nearest)``: the pool of every record, and a function that takes
-    ``want[i]`` records nearest to a point out of each subset i (returned ascending).
-
-    Reference: a :class:`RecordPool` per subset, asked once per record taken. Compiled:
-    a :class:`~core.methods.spatial_pool.SpatialPool` of every record (for the farthest
-    records and the centroid) and a spatial index per subset
-    (:class:`~core.methods.spatial_subsets.SubsetIndex`), with the same answers.
-    """
-    if tcloseness.COMPILED and len(X) >= _SMALL_POOL:
-        from core.methods.spatial_pool import SpatialPool
-        from core.methods.spatial_subsets import SubsetIndex
-        return SpatialPool(X), SubsetIndex(X, subsets).take
+def _reference_pools(X: np.ndarray, subsets: list[np.ndarray]):
+    """``(everyone, take_nearest)``: a :class:`RecordPool` of every record (for the
+    farthest records and the centroid), and a function that takes ``want[i]`` records
+    nearest to a point out of each subset i (returned ascending) from a
+    :class:`RecordPool` per subset, asked once per record taken."""
     pools = [RecordPool(X[members]) for members in subsets]
 
     def take_nearest(point: np.ndarray, want: np.ndarray) -> np.ndarray:
@@ -47,6 +39,39 @@ def _pools(X: np.ndarray, subsets: list[np.ndarray]):
         return np.sort(np.concatenate(chosen))
 
     return RecordPool(X), take_nearest
+
+
+def _reference_labels(X, subsets, per, extras_per_cluster, build: TaskState) -> np.ndarray:
+    """Algorithm 3's clusters (before merging) on the reference pools, one cluster at a
+    time; :func:`core.methods.tfirst_loop.tfirst_labels` is the compiled path."""
+    size = len(subsets)
+    counts = np.array([len(members) for members in subsets], dtype=np.int64)
+    everyone, take_nearest = _reference_pools(X, subsets)
+    labels = np.full(len(X), -1, dtype=np.int64)
+    clusters = 0
+
+    def form(point: np.ndarray) -> None:
+        nonlocal clusters
+        remaining = per - clusters  # records each subset keeps beyond its extras
+        want = np.ones(size, dtype=np.int64)
+        taken_extra = 0
+        for i in range(size):
+            if counts[i] - 1 >= remaining and taken_extra < extras_per_cluster:
+                want[i] = 1 + min(extras_per_cluster - taken_extra, counts[i] - remaining)
+                taken_extra += want[i] - 1
+        chosen = take_nearest(point, want)
+        counts[:] -= want
+        labels[chosen] = clusters
+        everyone.remove(everyone.positions_of(chosen))
+        clusters += 1
+        build.step(clusters / per, f"t-closeness-first: {clusters} clusters formed")
+
+    while clusters < per:
+        x0_point = everyone.point(everyone.farthest(everyone.centroid()))
+        form(x0_point)
+        if clusters < per:
+            form(everyone.point(everyone.farthest(x0_point)))
+    return labels
 
 
 def tfirst_cluster_size(n: int, k: int, t: float) -> int:
@@ -99,9 +124,11 @@ def tc_tfirst(X, confidential, *, k: int, t: float, kinds=None,
     the clusters are verified and merged as in Algorithm 1.
 
     Cost O(n²·d / k₃) time on the reference path (one pass over the records left per
-    cluster, in the subsets' own pools) and O(n·d) memory, like MDAV; with compiled
-    kernels the pools are spatial indexes (the same answers, :func:`_pools`): a cluster
-    costs one search per subset for its members and one for the next x₀ or x₁.
+    cluster, in the subsets' own pools, :func:`_reference_labels`) and O(n·d) memory,
+    like MDAV. With compiled kernels the loop runs compiled
+    (:func:`core.methods.tfirst_loop.tfirst_labels`, the same clusters) on spatial
+    indexes: a cluster costs one search per subset for its members and one for the next
+    x₀ or x₁, the searches of a cluster shared between two threads.
 
     Parameters
     ----------
@@ -134,36 +161,11 @@ def tc_tfirst(X, confidential, *, k: int, t: float, kinds=None,
     size = tfirst_cluster_size(n, k, t)
     subsets, per, extra = _subsets(attributes, size)
     extras_per_cluster = -(-extra // per)  # 1 whenever Expression (4) leaves r < ⌊n/k⌋
-    counts = np.array([len(members) for members in subsets], dtype=np.int64)
-    everyone, take_nearest = _pools(X, subsets)
-    labels = np.full(n, -1, dtype=np.int64)
     build = state.sub(0.0, 0.9)
-    clusters = 0
-
-    def form(point: np.ndarray) -> None:
-        nonlocal clusters
-        remaining = per - clusters  # records each subset keeps beyond its extras
-        want = np.ones(size, dtype=np.int64)
-        taken_extra = 0
-        for i in range(size):
-            if counts[i] - 1 >= remaining and taken_extra < extras_per_cluster:
-                want[i] = 1 + min(extras_per_cluster - taken_extra, counts[i] - remaining)
-                taken_extra += want[i] - 1
-        chosen = take_nearest(point, want)
-        counts[:] -= want
-        labels[chosen] = clusters
-        everyone.remove(_positions(everyone, chosen))
-        clusters += 1
-        build.step(clusters / per, f"t-closeness-first: {clusters} clusters formed")
-
-    while clusters < per:
-        x0_point = everyone.point(everyone.farthest(everyone.centroid()))
-        form(x0_point)
-        if clusters < per:
-            form(everyone.point(everyone.farthest(x0_point)))
+    if tcloseness.COMPILED and n >= _SMALL_POOL:
+        from core.methods.tfirst_loop import tfirst_labels
+        labels = tfirst_labels(X, subsets, per, extras_per_cluster, build)
+    else:
+        labels = _reference_labels(X, subsets, per, extras_per_cluster, build)
     return close_partition(X, attributes, labels, size, t, state.sub(0.9, 1.0))
 
-
-def _positions(pool, records: np.ndarray) -> np.ndarray:
-    """Pool positions of live original record indices."""
-    return pool.positions_of(records)

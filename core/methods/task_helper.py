@@ -1,0 +1,172 @@
+"""A helper thread that takes a share of the independent tasks of a compiled loop.
+
+:mod:`core.methods.spatial_parallel` splits one search in two; some loops have several
+independent searches per step instead (t-closeness-first: one per subset of the
+confidential order, and the farthest record, :mod:`core.methods.tfirst_loop`). Here the
+run's thread publishes a step's tasks and both threads claim them one at a time until
+none is left, so the work is shared however unevenly the tasks cost.
+
+Claims
+    The claim word holds the step's sequence number in its high 32 bits and the next
+    task in its low ones; a thread claims with an atomic compare-and-swap from v to
+    v + 1 (:func:`claim`), so a helper still in an old step cannot claim a task of a
+    new one. A task only reads the shared structures and writes the answer into the
+    claiming thread's own scratch; the helper then stores the step's number in the
+    task's ``status`` with release order. Having run out of tasks to claim, the run's
+    thread waits for the helper's. A wait longer than ``PATIENCE`` spins (a helper
+    descheduled mid-task) is given up: the run's thread does the task itself in a spare
+    scratch and runs on one thread until the end of the stretch (``ctrl[ON] = 0``), so
+    the helper, whenever it finishes, writes only where nobody reads.
+Stretches
+    The helper spins only while the run is inside its compiled loop (:meth:`TaskHelper.
+    begin` / :meth:`~TaskHelper.end` around each stretch) and otherwise waits on an
+    event. Whether two threads are faster depends on what else the machine runs, so it
+    is measured as :class:`~core.methods.spatial_parallel.SearchHelper` measures it:
+    now and then a stretch goes the other way (a probe), and its time per step is
+    compared with its neighbours'.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+
+from core.compiled import kernel
+from core.methods.atomics import load, store, swap
+
+__all__ = ["TaskHelper", "new_control", "claim", "publish", "ON", "SEQ", "STOP", "PATIENCE",
+           "GAVE_UP", "SERVED", "N_TASKS", "FIRST", "LEAVE"]
+
+# Slots of the control vector (int64). FIRST is free for the loop's own use; LEAVE, when
+# set, has the run's thread claim nothing and leave every task to the helper (tests).
+SEQ, CLAIM, STOP, ON, GAVE_UP, PATIENCE, SERVED, N_TASKS, FIRST, LEAVE = range(10)
+_PATIENCE = 20_000_000  # spins (some tens of milliseconds) before a task is taken back
+
+
+def _claim(ctrl, seq, n_tasks):
+    """The next unclaimed task of step ``seq`` (0 ≤ task < n_tasks), or −1."""
+    while True:
+        word = load(ctrl, CLAIM)
+        task = word & 0xFFFFFFFF
+        if word >> 32 != seq or task >= n_tasks:
+            return -1
+        if swap(ctrl, CLAIM, word, word + 1):
+            return task
+
+
+def _publish(ctrl, n_tasks):
+    """Open a step of ``n_tasks`` tasks (its data written before); return its number."""
+    seq = ctrl[SEQ] + 1
+    ctrl[N_TASKS] = n_tasks
+    store(ctrl, CLAIM, seq << 32)
+    store(ctrl, SEQ, seq)
+    return seq
+
+
+for _name in ("_claim", "_publish"):
+    _compiled = kernel(globals()[_name])
+    if _compiled is not None:
+        globals()[_name] = _compiled
+
+claim, publish = _claim, _publish
+
+
+def new_control() -> np.ndarray:
+    """A control vector: no step published, the helper stopped."""
+    ctrl = np.zeros(10, dtype=np.int64)
+    ctrl[STOP], ctrl[PATIENCE] = 1, _PATIENCE
+    return ctrl
+
+
+class TaskHelper:
+    """The helper thread of one run: ``serve(*arguments)`` (a compiled loop that claims
+    tasks until ``ctrl[STOP]``) is run during each stretch that goes on two threads.
+
+    The run calls :meth:`begin` before each stretch of its compiled loop, :meth:`end`
+    after it (also after an error) and :meth:`close` at the end. The stretches' ways
+    are chosen by probes (module notes): the third stretch, then every ``_PROBE``-th
+    (every ``_PROBE_CLEAR``-th once one way is faster by more than e^0.2), goes the
+    other way; each probe gives an estimate of log(one thread / two threads) from its
+    time per step against the mean of its two neighbours', and the running mean of the
+    estimates (each new one weighing half) chooses the way.
+    """
+
+    _PROBE_FIRST, _PROBE, _PROBE_CLEAR, _CLEAR = 3, 8, 32, 0.2
+
+    def __init__(self, ctrl: np.ndarray, serve, arguments: tuple):
+        self._ctrl = ctrl
+        self._serve, self._arguments = serve, arguments
+        self._wake, self._idle = threading.Event(), threading.Event()
+        self._idle.set()
+        self._closed = False
+        self._woken = False
+        self._two = True
+        self._gain = None
+        self._since = 0
+        self._stretches: list[tuple[bool, float]] = []
+        self._thread = threading.Thread(target=self._loop, name="microagg-task-helper",
+                                        daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            if self._closed:
+                return
+            self._serve(*self._arguments)
+            self._idle.set()
+
+    def begin(self) -> None:
+        """Choose the next stretch's way; wake the helper for two threads (only when it
+        is idle: after a given-up wait it may still be in an old task)."""
+        clear = self._gain is not None and abs(self._gain) > self._CLEAR
+        self._since += 1
+        every = (self._PROBE_FIRST if self._gain is None else
+                 self._PROBE_CLEAR if clear else self._PROBE)
+        probe = self._since >= every
+        if probe:
+            self._since = 0
+        two = (self._two != probe) and self._idle.is_set()
+        self._ctrl[ON] = int(two)
+        self._woken = two
+        if two:
+            self._idle.clear()
+            self._ctrl[STOP] = 0
+            self._wake.set()
+
+    def end(self, seconds: float, steps: int) -> None:
+        """Stop the helper's spinning; weigh a probe once the stretch after it is done."""
+        self._ctrl[STOP] = 1
+        self._ctrl[ON] = 0
+        if self._woken:
+            self._idle.wait(0.01)
+        self._stretches.append((self._woken, seconds / max(steps, 1)))
+        if len(self._stretches) >= 3:
+            (two_before, before), (two, tried), (two_after, after) = self._stretches[-3:]
+            if two_before == two_after != two and min(before, tried, after) > 0:
+                estimate = math.log(tried / (0.5 * (before + after)))
+                if two:
+                    estimate = -estimate
+                self._gain = estimate if self._gain is None else \
+                    0.5 * (self._gain + estimate)
+                self._two = self._gain >= 0.0
+
+    def close(self) -> None:
+        """Stop the helper (a daemon thread: never waited for beyond a few seconds)."""
+        self._closed = True
+        self._ctrl[STOP] = 1
+        self._wake.set()
+        self._thread.join(5.0)
+
+    @property
+    def served(self) -> int:
+        """Tasks the helper did."""
+        return int(self._ctrl[SERVED])
+
+    @property
+    def gave_up(self) -> int:
+        """Tasks the run's thread took back after waiting too long."""
+        return int(self._ctrl[GAVE_UP])

@@ -1,0 +1,414 @@
+"""t-closeness-first's cluster loop (Soria-Comas et al. 2015, Algorithm 3), compiled.
+
+:func:`core.methods.tfirst.tc_tfirst` forms clusters in MDAV fashion: x₀ is the record
+farthest from the centroid of the records left, its cluster takes from every subset of
+the confidential order its ``want[g]`` records nearest to x₀, then x₁, the record left
+farthest from x₀, gets a cluster the same way. :func:`tfirst_labels` runs that loop
+without returning to Python between clusters (a budget of clusters per call, about a
+tenth of a second, then progress and Cancel), on the structures of the compiled path:
+the pool of every record (:class:`~core.methods.spatial_pool.SpatialPool`, its state
+handed over) for the centroid and the farthest records, and one spatial index per
+subset (:class:`~core.methods.spatial_subsets.SubsetIndex`) for the nearest ones.
+
+Tasks
+    A cluster's searches are independent: one per subset, and, for x₀'s cluster, the
+    record farthest from x₀. They run as tasks on two threads
+    (:mod:`core.methods.task_helper`), each writing into its own thread's scratch; the
+    run's thread then takes the records out of the indexes. The farthest search runs
+    beside x₀'s own searches, so before x₀'s cluster leaves the pool: its answer stands
+    unless that record is one of the cluster's, as the cluster only takes records away
+    (the farthest record, first in the input on ties, is still the farthest, and still
+    the first, among fewer). Otherwise it is searched again (never at 100,000 × 10:
+    x₁ lies at the other end of the data from x₀'s nearest records).
+
+Exactness: the answers are those of :func:`core.methods.tfirst._pools`' reference path
+(every search exact, ties to the record first in the input), and the centroid is the
+pool's own sum with its schedule (each cluster's rows subtracted, added one after
+another; summed afresh whenever the count has halved), so the labels are the
+reference's bit for bit; the tests compare them.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from core.compiled import kernel
+from core.methods import spatial_index as index
+from core.methods import spatial_parallel
+from core.methods import spatial_pool_kernels as pool_kernels
+from core.methods import spatial_search as search
+from core.methods import spatial_tree
+from core.methods import task_helper as helper
+from core.methods.atomics import load, store
+from core.progress import TaskState
+
+__all__ = ["tfirst_labels"]
+
+_STEPS = 64  # progress reports per run at least
+_REINDEX_FROM = 256  # live rows: below this a subset's index is not built again
+# Slots of the integer state vector.
+_COUNT, _BUFFER, _CLUSTERS, _N_SHELL, _SHELL_WORK, _PENDING, _BAD, _AGAIN = range(8)
+
+
+def _far_task(q, pool, part):
+    """The live record of the pool farthest from q into ``part``'s answer."""
+    (X, total, alive, P, screen, head, end, solo, members, slot_of, nxt, row_of, leaf_of,
+     first_leaf, start, stop, lo, hi, cnt, top, rho2, shell, pointer, anchor) = pool
+    keys, nodes, buffer32, q32, work, far = part[6], part[7], part[4], part[5], part[8], part[11]
+    row, record, _ = search._farthest_from(q, anchor, first_leaf, start, head, end, members,
+                                           P, screen, lo, hi, cnt, top, keys, nodes,
+                                           buffer32, q32, work)
+    far[0], far[1] = row, record
+
+
+def _take_task(g, q, want, trees, part):
+    """Subset g's ``want[g]`` live records nearest to q (numbers within the subset,
+    nearest first) into ``part``'s answer for task g."""
+    (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt,
+     top, rho2, taken) = trees[g]
+    stack, stack_d2, best_d2, best_id, buffer32, q32 = part[:6]
+    work, out_n, out_id = part[8], part[9], part[10]
+    found = search._nearest(q, want[g], taken, first_leaf, start, head, end, members, P,
+                            screen, lo, hi, cnt, stack, stack_d2, best_d2, best_id,
+                            buffer32, q32, work)
+    out_n[g] = found
+    for i in range(found):
+        out_id[g, i] = best_id[i]
+
+
+def _do_task(task, q, want, trees, pool, part):
+    """Task ``task``: subset ``task``'s search, or the farthest one (the last task)."""
+    if task == len(trees):
+        _far_task(q, pool, part)
+    else:
+        _take_task(task, q, want, trees, part)
+
+
+def _task_of(claimed, with_far, size):
+    """The task claimed ``claimed``-th: the farthest search first (the longest), then
+    the subsets in order."""
+    if with_far:
+        return size if claimed == 0 else claimed - 1
+    return claimed
+
+
+def _serve(ctrl, query, want, status, trees, pool, part):
+    """The helper's loop: claim tasks of each new step until ``ctrl[STOP]``."""
+    last = 0  # step 0 is never published
+    size = len(trees)
+    while not load(ctrl, helper.STOP):
+        seq = load(ctrl, helper.SEQ)
+        if seq == last:
+            continue
+        last = seq
+        n_tasks, with_far = ctrl[helper.N_TASKS], ctrl[helper.FIRST]
+        while True:
+            claimed = helper.claim(ctrl, seq, n_tasks)
+            if claimed < 0:
+                break
+            task = _task_of(claimed, with_far, size)
+            _do_task(task, query, want, trees, pool, part)
+            ctrl[helper.SERVED] += 1  # written by the helper only
+            store(status, task, seq)
+
+
+def _run_tasks(with_far, want, trees, pool, shared, parts):
+    """Every task of a cluster, on two threads when ``ctrl[ON]``; ``owner[task]`` says
+    whose scratch holds its answer (0 this thread's, 1 the helper's, 2 the spare)."""
+    ctrl, query, status, owner = shared
+    mine, spare = parts[0], parts[2]
+    size = len(trees)
+    n_tasks = size + with_far
+    if not ctrl[helper.ON]:
+        for claimed in range(n_tasks):
+            task = _task_of(claimed, with_far, size)
+            _do_task(task, query, want, trees, pool, mine)
+            owner[task] = 0
+        return
+    for task in range(size + 1):
+        owner[task] = 1
+    ctrl[helper.FIRST] = with_far
+    seq = helper.publish(ctrl, n_tasks)
+    while not ctrl[helper.LEAVE]:
+        claimed = helper.claim(ctrl, seq, n_tasks)
+        if claimed < 0:
+            break
+        task = _task_of(claimed, with_far, size)
+        _do_task(task, query, want, trees, pool, mine)
+        owner[task] = 0
+    for claimed in range(n_tasks):
+        task = _task_of(claimed, with_far, size)
+        if owner[task] != 1 or load(status, task) == seq:
+            continue
+        if ctrl[helper.ON]:
+            spins = 0
+            while load(status, task) != seq and spins <= ctrl[helper.PATIENCE]:
+                spins += 1
+            if load(status, task) == seq:
+                continue
+            ctrl[helper.GAVE_UP] += 1  # one thread until the end of the stretch
+            ctrl[helper.ON] = 0
+        _do_task(task, query, want, trees, pool, spare)
+        owner[task] = 2
+
+
+def _answer(task, owner, parts):
+    """The scratch holding task's answer."""
+    if owner[task] == 0:
+        return parts[0]
+    if owner[task] == 1:
+        return parts[1]
+    return parts[2]
+
+
+def _want_of(counts, per, clusters, extras_per_cluster, want):
+    """Records each subset gives the next cluster (:func:`core.methods.tfirst.tc_tfirst`:
+    one, and the extras from the first subsets that still have more than the clusters
+    left)."""
+    remaining = per - clusters
+    taken_extra = 0
+    for i in range(counts.shape[0]):
+        want[i] = 1
+        if counts[i] - 1 >= remaining and taken_extra < extras_per_cluster:
+            want[i] = 1 + min(extras_per_cluster - taken_extra, counts[i] - remaining)
+            taken_extra += want[i] - 1
+
+
+def _take_out(want, counts, trees, subsets, pool, parts, owner, chosen, labels, st):
+    """Take the cluster's records out of their subsets' indexes and the pool of
+    everyone (its sum as :meth:`~core.methods.spatial_pool.SpatialPool.remove` keeps
+    it); label them."""
+    (X, total, alive, P, screen, head, end, solo, members, slot_of, nxt, row_of, leaf_of,
+     first_leaf, start, stop, lo, hi, cnt, top, rho2, shell, pointer, anchor) = pool
+    size = 0
+    for g in range(len(trees)):
+        answer = _answer(g, owner, parts)
+        out_n, out_id = answer[9], answer[10]
+        (Pg, screen_g, head_g, end_g, members_g, row_of_g, leaf_of_g, start_g, stop_g,
+         first_g, lo_g, hi_g, cnt_g, top_g, rho2_g, taken_g) = trees[g]
+        records = subsets[g]
+        if out_n[g] != want[g]:
+            st[_BAD] = 1
+        for i in range(out_n[g]):
+            record = out_id[g, i]
+            t = row_of_g[record]
+            if members_g[head_g[t]] != record:  # never (spatial_subsets' notes)
+                st[_BAD] = 1
+            head_g[t] += 1
+            if head_g[t] == end_g[t]:
+                index._refresh(leaf_of_g[t], first_g, start_g, stop_g, head_g, end_g, Pg,
+                               rho2_g, lo_g, hi_g, cnt_g, top_g)
+                search._vacate(t, leaf_of_g[t] - first_g, start_g[leaf_of_g[t]], screen_g)
+            chosen[size] = records[record]
+            size += 1
+        counts[g] -= want[g]
+    group = chosen[:size]
+    group.sort()
+    d = X.shape[1]
+    group_sum = X[group[0]].copy()
+    for i in range(1, size):
+        for j in range(d):
+            group_sum[j] += X[group[i], j]
+    for j in range(d):
+        total[j] -= group_sum[j]
+    for i in range(size):
+        labels[group[i]] = st[_CLUSTERS]
+    pool_kernels._remove(group, slot_of, nxt, row_of, leaf_of, alive, first_leaf, start,
+                         stop, head, end, solo, members, P, rho2, lo, hi, cnt, top, screen)
+    st[_COUNT] -= size
+    st[_CLUSTERS] += 1
+    if st[_COUNT] and st[_COUNT] * 2 <= st[_BUFFER]:
+        st[_BUFFER] = st[_COUNT]
+        first = True
+        for i in range(X.shape[0]):
+            if alive[i]:
+                if first:
+                    total[:] = X[i]
+                    first = False
+                else:
+                    for j in range(d):
+                        total[j] += X[i, j]
+
+
+def _from_centroid(pool, st):
+    """The live record farthest from the centroid, through the shell; the anchor moves
+    when scans grow (:meth:`~core.methods.spatial_pool.SpatialPool.farthest`)."""
+    (X, total, alive, P, screen, head, end, solo, members, slot_of, nxt, row_of, leaf_of,
+     first_leaf, start, stop, lo, hi, cnt, top, rho2, shell, pointer, anchor) = pool
+    centroid = total / st[_COUNT]
+    _, record, _, examined = index._farthest_in_shell(
+        centroid, anchor, shell[:st[_N_SHELL]], pointer, rho2, head, end, members, P)
+    st[_SHELL_WORK] += examined
+    live = cnt[0]
+    if examined > 32 + live // 32 or st[_SHELL_WORK] > 2 * live:
+        anchor[:] = centroid
+        order = index._anchor_at(anchor, P, head, end, rho2)
+        shell[:order.shape[0]] = order
+        st[_N_SHELL], st[_SHELL_WORK] = order.shape[0], 0
+        pointer[0] = 0
+        index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
+    return record
+
+
+def _form(budget, per, extras_per_cluster, counts, trees, subsets, pool, shared, parts,
+          want, chosen, labels, st):
+    """Form up to ``budget`` clusters (or finish); the loop's state lives in the arrays
+    (``st[_PENDING]``: x₁ when its cluster is still to come, else −1)."""
+    X, alive = pool[0], pool[2]
+    query, owner = shared[1], shared[3]
+    size = len(trees)
+    target = min(st[_CLUSTERS] + budget, per)
+    while st[_CLUSTERS] < target:
+        if st[_PENDING] >= 0:
+            query[:] = X[st[_PENDING]]
+            st[_PENDING] = -1
+            with_far = 0
+        else:
+            query[:] = X[_from_centroid(pool, st)]
+            with_far = 1 if st[_CLUSTERS] + 1 < per else 0
+        _want_of(counts, per, st[_CLUSTERS], extras_per_cluster, want)
+        _run_tasks(with_far, want, trees, pool, shared, parts)
+        _take_out(want, counts, trees, subsets, pool, parts, owner, chosen, labels, st)
+        if with_far:
+            record = _answer(size, owner, parts)[11][1]
+            if not alive[record]:  # x₁ was in x₀'s cluster: search again (module notes)
+                st[_AGAIN] += 1
+                _far_task(query, pool, parts[0])
+                record = parts[0][11][1]
+            st[_PENDING] = record
+
+
+for _name in ("_far_task", "_take_task", "_do_task", "_task_of", "_serve", "_run_tasks",
+              "_answer", "_want_of", "_take_out", "_from_centroid", "_form"):
+    _compiled = kernel(globals()[_name])
+    if _compiled is not None:
+        globals()[_name] = _compiled
+
+
+def _part(n_nodes: int, depth: int, m: int, leaf: int, d: int, tasks: int) -> tuple:
+    """One thread's scratch: the nearest search's stack and best list, the screen's
+    buffers, the farthest search's heap, rows examined, and the tasks' answers (records
+    found per subset, the records, the farthest (row, record))."""
+    return (np.zeros(depth, dtype=np.int64), np.zeros(depth), np.zeros(m),
+            np.zeros(m, dtype=np.int64), np.zeros(leaf, dtype=np.float32),
+            np.zeros(d, dtype=np.float32), np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64),
+            np.zeros(4, dtype=np.int64), np.zeros(tasks, dtype=np.int64),
+            np.zeros((tasks, m), dtype=np.int64), np.zeros(2, dtype=np.int64))
+
+
+def _widest_leaf(start: np.ndarray, stop: np.ndarray, first_leaf: int) -> int:
+    return int((stop[first_leaf:] - start[first_leaf:]).max(initial=0)) + 1
+
+
+# Test settings: every task to the helper; spins before a task is taken back from it.
+_LEAVE_TO_HELPER, _PATIENCE = False, None
+
+
+def _two_threads(levels: int, size: int) -> bool:
+    """Whether a run gets a helper: as MDAV's searches do
+    (:func:`~core.methods.spatial_parallel.helper_wanted`), and more than one subset."""
+    return spatial_parallel.helper_wanted(levels) and size > 1
+
+
+def _live_rows(trees, out):
+    """``out[g]`` = (rows, live rows) of subset g's index."""
+    for g in range(len(trees)):
+        out[g, 0], out[g, 1] = trees[g][0].shape[0], trees[g][12][0]
+
+
+def _replace(trees, g, tree):
+    trees[g] = tree
+
+
+for _name in ("_live_rows", "_replace"):
+    _compiled = kernel(globals()[_name])
+    if _compiled is not None:
+        globals()[_name] = _compiled
+
+
+def _reindex(trees, plain: list, sizes: np.ndarray) -> None:
+    """Build a subset's index again on its live rows once half of its rows have emptied
+    and at least ``_REINDEX_FROM`` are left (:func:`core.methods.spatial_tree.reindex`:
+    the same answers, fuller leaves). ``plain`` holds the same trees as a Python list
+    (a typed list's items are slow to reach from Python)."""
+    _live_rows(trees, sizes)
+    for g in np.flatnonzero((2 * sizes[:, 1] <= sizes[:, 0]) & (sizes[:, 1] >= _REINDEX_FROM)):
+        tree, _, _ = spatial_tree.reindex(plain[g][:15], np.zeros(plain[g][0].shape[1]))
+        plain[g] = tree + (np.zeros(len(tree[0]), dtype=np.int64),)
+        _replace(trees, int(g), plain[g])
+
+
+def tfirst_labels(X: np.ndarray, subsets: list[np.ndarray], per: int,
+                  extras_per_cluster: int, state: TaskState) -> np.ndarray:
+    """Algorithm 3's clusters (before any merging): labels of shape (n_records,).
+
+    ``X`` (n_records × n_attributes) is checked; ``subsets`` are the record numbers of
+    each subset of the confidential order (ascending), ``per`` the clusters to form
+    (the size of the smallest subset) and ``extras_per_cluster`` the most extra records
+    a cluster takes (:func:`core.methods.tfirst.tc_tfirst`). ``state`` gets progress
+    about every tenth of a second (at least ``_STEPS`` times) and may cancel there.
+    """
+    from core.methods.spatial_pool import SpatialPool
+    from core.methods.spatial_subsets import SubsetIndex
+
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n, d = X.shape
+    everyone = SpatialPool(X)
+    indexes = SubsetIndex(X, subsets)
+    pool, (count, buffer, n_shell, shell_work) = everyone.hand_over()
+    start, stop, first_leaf = pool[14], pool[15], pool[13]
+    trees, size = indexes.trees, len(subsets)
+    plain, sizes = list(indexes.plain_trees), np.zeros((size, 2), dtype=np.int64)
+    st = np.zeros(8, dtype=np.int64)
+    st[_COUNT], st[_BUFFER], st[_N_SHELL], st[_SHELL_WORK] = count, buffer, n_shell, shell_work
+    st[_PENDING] = -1
+    counts = np.array([len(members) for members in subsets], dtype=np.int64)
+    m = 1 + int(extras_per_cluster)
+    depth = indexes.scratch_shape[0]
+    # a subset's index built again has leaves of up to LEAF_SIZE rows
+    leaf = max([_widest_leaf(start, stop, first_leaf), index.LEAF_SIZE + 1] +
+               [_widest_leaf(tree[7], tree[8], tree[9]) for tree in plain])
+    parts = tuple(_part(len(start), depth, m, leaf, d, size + 1) for _ in range(3))
+    ctrl = helper.new_control()
+    shared = (ctrl, np.zeros(d), np.zeros(size + 1, dtype=np.int64),
+              np.zeros(size + 1, dtype=np.int64))
+    want = np.zeros(size, dtype=np.int64)
+    chosen = np.zeros(size * m, dtype=np.int64)
+    labels = np.full(n, -1, dtype=np.int64)
+    levels = int(first_leaf + 1).bit_length() - 1
+    two = _two_threads(levels, size)
+    ctrl[helper.LEAVE] = _LEAVE_TO_HELPER
+    if _PATIENCE is not None:
+        ctrl[helper.PATIENCE] = _PATIENCE
+    runner = helper.TaskHelper(ctrl, _serve, (ctrl, shared[1], want, shared[2], trees, pool,
+                                              parts[1])) if two else None
+    most = max(1, -(-per // _STEPS))
+    chunk = min(16, most)
+    try:
+        while st[_CLUSTERS] < per:
+            began = time.perf_counter()
+            before = st[_CLUSTERS]
+            if runner is not None:
+                runner.begin()
+            try:
+                _form(chunk, per, int(extras_per_cluster), counts, trees, indexes.subsets,
+                      pool, shared, parts, want, chosen, labels, st)
+            finally:
+                if runner is not None:
+                    runner.end(time.perf_counter() - began, int(st[_CLUSTERS] - before))
+            _reindex(trees, plain, sizes)
+            if st[_BAD]:
+                raise AssertionError("subset index: a record taken out of its row's order")
+            state.step(st[_CLUSTERS] / per, f"t-closeness-first: {st[_CLUSTERS]} clusters "
+                                            "formed")
+            spent = time.perf_counter() - began
+            chunk = int(min(max(chunk * (0.1 / max(spent, 1e-4)), 1), 4 * chunk + 1, most))
+    finally:
+        if runner is not None:
+            runner.close()
+    tfirst_labels.again = int(st[_AGAIN])
+    tfirst_labels.served = runner.served if runner is not None else 0
+    tfirst_labels.gave_up = runner.gave_up if runner is not None else 0
+    return labels

@@ -1,0 +1,138 @@
+"""t-closeness-first's compiled cluster loop (core.methods.tfirst_loop) forms exactly the
+reference's clusters (core.methods.tfirst._reference_labels, RecordPools), on one thread
+and on two, with the helper's answers, with answers taken back from a helper that is
+late, on deep trees, with the subsets' indexes built again, and on tie-heavy data
+(duplicate rows, few distinct confidential values, nominal attributes)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.compiled import COMPILED
+from core.errors import Cancelled
+from core.methods import spatial_index, spatial_pool, tcloseness, tfirst
+from core.privacy.attributes import TCloseAttribute
+from core.progress import TaskState
+from tests.test_spatial_pool import matrix
+
+pytestmark = pytest.mark.skipif(not COMPILED, reason="numba missing or switched off")
+
+if COMPILED:
+    from core.methods import tfirst_loop
+
+
+def confidential(X, seed, kind):
+    """One or two confidential attributes; the first orders the subsets."""
+    rng = np.random.default_rng(seed + 1)
+    n = len(X)
+    if kind == "tied to X":
+        return [TCloseAttribute.from_values(X[:, 0] + rng.normal(size=n))]
+    if kind == "few values":
+        return [TCloseAttribute.from_values(rng.integers(0, 3, n).astype(float))]
+    labels = rng.choice(["a", "b", "c"], size=n, p=(0.6, 0.3, 0.1))
+    if kind == "nominal first":
+        return [TCloseAttribute.from_values(labels),
+                TCloseAttribute.from_values(X[:, 0] + rng.normal(size=n))]
+    return [TCloseAttribute.from_values(np.round(X[:, 0])),  # "ties, then nominal"
+            TCloseAttribute.from_values(labels)]
+
+
+def both_labels(X, attributes, k, t):
+    """Clusters before merging: (compiled loop, reference)."""
+    size = tfirst.tfirst_cluster_size(len(X), k, t)
+    subsets, per, extra = tfirst._subsets(attributes, size)
+    extras = -(-extra // per)
+    compiled = tfirst_loop.tfirst_labels(X, subsets, per, extras, TaskState())
+    reference = tfirst._reference_labels(X, subsets, per, extras, TaskState())
+    return compiled, reference
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 300), d=st.integers(1, 4), seed=st.integers(0, 10**6),
+       k=st.integers(1, 6), t=st.sampled_from([0.0, 0.02, 0.1, 0.3, 1.0]),
+       rows=st.sampled_from(["normal", "grid", "few rows", "signed zeros"]),
+       values=st.sampled_from(["tied to X", "few values", "nominal first",
+                               "ties, then nominal"]),
+       deep=st.booleans(), threads=st.booleans(), leave=st.booleans(),
+       patience=st.sampled_from([None, 0]), reindex=st.booleans())
+def test_compiled_loop_equals_reference(n, d, seed, k, t, rows, values, deep, threads,
+                                        leave, patience, reindex):
+    X = matrix(n, d, seed, rows)
+    attributes = confidential(X, seed, values)
+    with pytest.MonkeyPatch.context() as patch:
+        if deep:  # leaves of a few rows: trees many levels deep at a few hundred records
+            patch.setattr(spatial_index, "LEAF_SIZE", 4)
+            patch.setattr(spatial_pool, "_LEAF_SIZE", 2)
+        patch.setattr(tfirst_loop, "_two_threads", lambda levels, size: threads)
+        patch.setattr(tfirst_loop, "_LEAVE_TO_HELPER", leave)
+        patch.setattr(tfirst_loop, "_PATIENCE", patience)
+        if reindex:
+            patch.setattr(tfirst_loop, "_REINDEX_FROM", 1)
+        compiled, reference = both_labels(X, attributes, min(k, n), t)
+    np.testing.assert_array_equal(compiled, reference)
+
+
+@pytest.mark.parametrize("rows", ["normal", "few rows"])
+def test_tc_tfirst_on_the_loop_equals_the_reference_path(rows, monkeypatch):
+    """The whole method, merging included, at a size where the helper and the
+    rebuilt indexes are used as in a real run."""
+    X = matrix(3000, 4, 11, rows)
+    attributes = confidential(X, 11, "tied to X")
+    compiled = tfirst.tc_tfirst(X, attributes, k=4, t=0.1)
+    monkeypatch.setattr(tcloseness, "COMPILED", False)
+    reference = tfirst.tc_tfirst(X, attributes, k=4, t=0.1)
+    np.testing.assert_array_equal(compiled.labels, reference.labels)
+    assert (compiled.merges, compiled.max_emd) == (reference.merges, reference.max_emd)
+
+
+@pytest.mark.parametrize("patience", [None, 0])
+def test_the_helpers_answers_and_the_ones_taken_back_are_the_reference(patience,
+                                                                       monkeypatch):
+    """Every task left to the helper: its answers are used (patience), or taken back
+    at once and searched again in the spare scratch (no patience)."""
+    X = matrix(2000, 3, 5, "few rows" if patience is None else "normal")
+    attributes = confidential(X, 5, "few values")
+    monkeypatch.setattr(tfirst_loop, "_two_threads", lambda levels, size: True)
+    monkeypatch.setattr(tfirst_loop, "_LEAVE_TO_HELPER", True)
+    monkeypatch.setattr(tfirst_loop, "_PATIENCE", patience)
+    compiled, reference = both_labels(X, attributes, 3, 0.2)
+    np.testing.assert_array_equal(compiled, reference)
+    if patience is None:
+        assert tfirst_loop.tfirst_labels.served > 0
+    else:
+        assert tfirst_loop.tfirst_labels.gave_up > 0
+
+
+def test_x1_taken_by_x0s_cluster_is_searched_again():
+    """x₀ = record 0; its cluster takes record 2 from the second subset (the first of
+    two copies), which is also the record farthest from x₀ before the cluster leaves:
+    x₁ is then record 3, found by a second search."""
+    X = np.array([[0.0], [1.0], [11.0], [11.0]])
+    attributes = [TCloseAttribute.from_values(np.array([1.0, 2.0, 3.0, 4.0]))]
+    compiled, reference = both_labels(X, attributes, 2, 1.0)
+    assert compiled.tolist() == reference.tolist() == [0, 1, 0, 1]
+    assert tfirst_loop.tfirst_labels.again == 1
+
+
+def test_progress_reaches_the_end_and_cancel_stops_the_helper(monkeypatch):
+    X = matrix(4000, 3, 2, "normal")
+    attributes = confidential(X, 2, "tied to X")
+    size = tfirst.tfirst_cluster_size(len(X), 3, 0.1)
+    subsets, per, extra = tfirst._subsets(attributes, size)
+    monkeypatch.setattr(tfirst_loop, "_two_threads", lambda levels, size: True)
+    fractions = []
+    tfirst_loop.tfirst_labels(X, subsets, per, -(-extra // per),
+                              TaskState(lambda fraction, message: fractions.append(fraction)))
+    most = -(-per // 64)  # clusters per call at most: about 64 reports
+    assert len(fractions) >= per / most and fractions == sorted(fractions)
+    assert fractions[-1] == 1.0
+    state = TaskState(lambda fraction, message: state.cancel())
+    with pytest.raises(Cancelled):
+        tfirst_loop.tfirst_labels(X, subsets, per, -(-extra // per), state)
+    assert not [thread for thread in threading.enumerate()
+                if thread.name == "microagg-task-helper"]
