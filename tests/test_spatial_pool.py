@@ -207,3 +207,28 @@ def test_kfirst_on_the_spatial_pool_equals_reference(distinct_rows, monkeypatch)
     reference = tcloseness.tc_kfirst(X, confidential, k=4, t=0.1)
     np.testing.assert_array_equal(compiled.labels, reference.labels)
     assert (compiled.swaps, compiled.merges) == (reference.swaps, reference.merges)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 400), d=st.integers(1, 4), seed=st.integers(0, 10**6),
+       kind=st.sampled_from(["normal", "grid", "few rows", "signed zeros"]))
+def test_removals_leave_the_nodes_as_a_full_refresh_would(n, d, seed, kind):
+    """Removal refreshes only the nodes a row bounded (spatial_pool_kernels.row_emptied);
+    every count, live box and largest ρ² must still be what recomputing every node gives
+    (a box left too wide would only slow the searches, so answers alone would not tell)."""
+    from core.methods import spatial_index, spatial_pool
+
+    rng = np.random.default_rng(seed)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(spatial_pool, "_LEAF_SIZE", 2)  # many levels above the leaves
+        pool = SpatialPool(matrix(n, d, seed, kind))
+    for gone in np.array_split(rng.permutation(n), max(1, n // 3)):
+        pool.remove(gone)
+        lo, hi, cnt, top = pool._lo.copy(), pool._hi.copy(), pool._cnt.copy(), pool._top.copy()
+        spatial_index._refresh_all(pool._first_leaf, pool._start, pool._stop, pool._head,
+                                   pool._end, pool._P, pool._rho2, lo, hi, cnt, top)
+        live = cnt > 0
+        np.testing.assert_array_equal(pool._cnt, cnt)
+        np.testing.assert_array_equal(pool._lo[live], lo[live])
+        np.testing.assert_array_equal(pool._hi[live], hi[live])
+        np.testing.assert_array_equal(pool._top[live], top[live])

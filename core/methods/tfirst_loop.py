@@ -198,8 +198,8 @@ def _take_out(want, counts, trees, subsets, pool, parts, owner, chosen, labels, 
                 st[_BAD] = 1
             head_g[t] += 1
             if head_g[t] == end_g[t]:
-                index._refresh(leaf_of_g[t], first_g, start_g, stop_g, head_g, end_g, Pg,
-                               rho2_g, lo_g, hi_g, cnt_g, top_g)
+                pool_kernels._row_emptied(t, leaf_of_g[t], first_g, start_g, stop_g, head_g,
+                                          end_g, Pg, rho2_g, lo_g, hi_g, cnt_g, top_g)
                 search._vacate(t, leaf_of_g[t] - first_g, start_g[leaf_of_g[t]], screen_g)
             chosen[size] = records[record]
             size += 1
