@@ -19,7 +19,9 @@ Tasks
     unless that record is one of the cluster's, as the cluster only takes records away
     (the farthest record, first in the input on ties, is still the farthest, and still
     the first, among fewer). Otherwise it is searched again (never at 100,000 × 10:
-    x₁ lies at the other end of the data from x₀'s nearest records).
+    x₁ lies at the other end of the data from x₀'s nearest records). x₀'s cluster then
+    leaves the pool of everyone while the helper starts on x₁'s subset searches, which
+    do not read that pool.
 
 Exactness: the answers are those of :func:`core.methods.tfirst._pools`' reference path
 (every search exact, ties to the record first in the input), and the centroid is the
@@ -114,14 +116,20 @@ def _serve(ctrl, query, want, status, trees, pool, part):
             store(status, task, seq)
 
 
-def _run_tasks(with_far, want, trees, pool, shared, parts):
+def _run_tasks(with_far, want, trees, pool, shared, parts, pending, st):
     """Every task of a cluster, on two threads when ``ctrl[ON]``; ``owner[task]`` says
-    whose scratch holds its answer (0 this thread's, 1 the helper's, 2 the spare)."""
+    whose scratch holds its answer (0 this thread's, 1 the helper's, 2 the spare).
+
+    ``pending``: records of the cluster before, still to leave the pool of everyone;
+    this thread takes them out (:func:`_take_pool`) while the helper starts on the
+    tasks, which then must not read that pool (no farthest search)."""
     ctrl, query, status, owner = shared
     mine, spare = parts[0], parts[2]
     size = len(trees)
     n_tasks = size + with_far
     if not ctrl[helper.ON]:
+        if pending.shape[0]:
+            _take_pool(pending, pool, st)
         for claimed in range(n_tasks):
             task = _task_of(claimed, with_far, size)
             _do_task(task, query, want, trees, pool, mine)
@@ -131,6 +139,8 @@ def _run_tasks(with_far, want, trees, pool, shared, parts):
         owner[task] = 1
     ctrl[helper.FIRST] = with_far
     seq = helper.publish(ctrl, n_tasks)
+    if pending.shape[0]:
+        _take_pool(pending, pool, st)
     while not ctrl[helper.LEAVE]:
         claimed = helper.claim(ctrl, seq, n_tasks)
         if claimed < 0:
@@ -176,12 +186,9 @@ def _want_of(counts, per, clusters, extras_per_cluster, want):
             taken_extra += want[i] - 1
 
 
-def _take_out(want, counts, trees, subsets, pool, parts, owner, chosen, labels, st):
-    """Take the cluster's records out of their subsets' indexes and the pool of
-    everyone (its sum as :meth:`~core.methods.spatial_pool.SpatialPool.remove` keeps
-    it); label them."""
-    (X, total, alive, P, screen, head, end, solo, members, slot_of, nxt, row_of, leaf_of,
-     first_leaf, start, stop, lo, hi, cnt, top, rho2, shell, pointer, anchor) = pool
+def _take_subsets(want, counts, trees, subsets, parts, owner, chosen, labels, st):
+    """Take the cluster's records out of their subsets' indexes, label them (the next
+    cluster number) and return them, ascending, in ``chosen``'s first places."""
     size = 0
     for g in range(len(trees)):
         answer = _answer(g, owner, parts)
@@ -206,6 +213,19 @@ def _take_out(want, counts, trees, subsets, pool, parts, owner, chosen, labels, 
         counts[g] -= want[g]
     group = chosen[:size]
     group.sort()
+    for i in range(size):
+        labels[group[i]] = st[_CLUSTERS]
+    st[_CLUSTERS] += 1
+    return group
+
+
+def _take_pool(group, pool, st):
+    """Take a cluster's records out of the pool of everyone, its sum as
+    :meth:`~core.methods.spatial_pool.SpatialPool.remove` keeps it (the group's rows
+    added one after another and subtracted; summed afresh once the count has halved)."""
+    (X, total, alive, P, screen, head, end, solo, members, slot_of, nxt, row_of, leaf_of,
+     first_leaf, start, stop, lo, hi, cnt, top, rho2, shell, pointer, anchor) = pool
+    size = group.shape[0]
     d = X.shape[1]
     group_sum = X[group[0]].copy()
     for i in range(1, size):
@@ -213,12 +233,9 @@ def _take_out(want, counts, trees, subsets, pool, parts, owner, chosen, labels, 
             group_sum[j] += X[group[i], j]
     for j in range(d):
         total[j] -= group_sum[j]
-    for i in range(size):
-        labels[group[i]] = st[_CLUSTERS]
     pool_kernels._remove(group, slot_of, nxt, row_of, leaf_of, alive, first_leaf, start,
                          stop, head, end, solo, members, P, rho2, lo, hi, cnt, top, screen)
     st[_COUNT] -= size
-    st[_CLUSTERS] += 1
     if st[_COUNT] and st[_COUNT] * 2 <= st[_BUFFER]:
         st[_BUFFER] = st[_COUNT]
         first = True
@@ -254,34 +271,58 @@ def _from_centroid(pool, st):
 
 def _form(budget, per, extras_per_cluster, counts, trees, subsets, pool, shared, parts,
           want, chosen, labels, st):
-    """Form up to ``budget`` clusters (or finish); the loop's state lives in the arrays
-    (``st[_PENDING]``: x₁ when its cluster is still to come, else −1)."""
-    X, alive = pool[0], pool[2]
+    """Form up to ``budget`` clusters (or finish), x₀'s then x₁'s; the loop's state
+    lives in the arrays (``st[_PENDING]``: x₁ when its cluster is still to come, else
+    −1).
+
+    x₀'s cluster leaves the pool of everyone while x₁'s records are searched in the
+    subsets (:func:`_run_tasks`), unless x₁ has to be searched again without it or the
+    budget ends between the two."""
+    X = pool[0]
     query, owner = shared[1], shared[3]
     size = len(trees)
+    first, second = chosen[0], chosen[1]
+    nothing = chosen[0][:0]
     target = min(st[_CLUSTERS] + budget, per)
     while st[_CLUSTERS] < target:
+        pending = nothing
         if st[_PENDING] >= 0:
-            query[:] = X[st[_PENDING]]
+            record = st[_PENDING]
             st[_PENDING] = -1
-            with_far = 0
         else:
             query[:] = X[_from_centroid(pool, st)]
             with_far = 1 if st[_CLUSTERS] + 1 < per else 0
-        _want_of(counts, per, st[_CLUSTERS], extras_per_cluster, want)
-        _run_tasks(with_far, want, trees, pool, shared, parts)
-        _take_out(want, counts, trees, subsets, pool, parts, owner, chosen, labels, st)
-        if with_far:
+            _want_of(counts, per, st[_CLUSTERS], extras_per_cluster, want)
+            _run_tasks(with_far, want, trees, pool, shared, parts, nothing, st)
+            group = _take_subsets(want, counts, trees, subsets, parts, owner, first, labels,
+                                  st)
+            if not with_far:
+                _take_pool(group, pool, st)
+                continue
             record = _answer(size, owner, parts)[11][1]
-            if not alive[record]:  # x₁ was in x₀'s cluster: search again (module notes)
-                st[_AGAIN] += 1
-                _far_task(query, pool, parts[0])
-                record = parts[0][11][1]
-            st[_PENDING] = record
+            pending = group
+            for i in range(group.shape[0]):
+                if group[i] == record:  # x₁ is in x₀'s cluster: search again (module notes)
+                    st[_AGAIN] += 1
+                    _take_pool(group, pool, st)
+                    _far_task(query, pool, parts[0])
+                    record = parts[0][11][1]
+                    pending = nothing
+                    break
+            if st[_CLUSTERS] >= target:
+                if pending.shape[0]:
+                    _take_pool(pending, pool, st)
+                st[_PENDING] = record
+                break
+        query[:] = X[record]
+        _want_of(counts, per, st[_CLUSTERS], extras_per_cluster, want)
+        _run_tasks(0, want, trees, pool, shared, parts, pending, st)
+        group = _take_subsets(want, counts, trees, subsets, parts, owner, second, labels, st)
+        _take_pool(group, pool, st)
 
 
-for _name in ("_far_task", "_take_task", "_do_task", "_task_of", "_serve", "_run_tasks",
-              "_answer", "_want_of", "_take_out", "_from_centroid", "_form"):
+for _name in ("_far_task", "_take_task", "_do_task", "_task_of", "_serve", "_take_pool",
+              "_run_tasks", "_answer", "_want_of", "_take_subsets", "_from_centroid", "_form"):
     _compiled = kernel(globals()[_name])
     if _compiled is not None:
         globals()[_name] = _compiled
@@ -375,7 +416,7 @@ def tfirst_labels(X: np.ndarray, subsets: list[np.ndarray], per: int,
     shared = (ctrl, np.zeros(d), np.zeros(size + 1, dtype=np.int64),
               np.zeros(size + 1, dtype=np.int64))
     want = np.zeros(size, dtype=np.int64)
-    chosen = np.zeros(size * m, dtype=np.int64)
+    chosen = np.zeros((2, size * m), dtype=np.int64)  # x₀'s cluster and x₁'s
     labels = np.full(n, -1, dtype=np.int64)
     levels = int(first_leaf + 1).bit_length() - 1
     two = _two_threads(levels, size)
