@@ -90,22 +90,28 @@ def test_tc_tfirst_on_the_loop_equals_the_reference_path(rows, monkeypatch):
     assert (compiled.merges, compiled.max_emd) == (reference.merges, reference.max_emd)
 
 
-@pytest.mark.parametrize("patience", [None, 0])
-def test_the_helpers_answers_and_the_ones_taken_back_are_the_reference(patience,
+@pytest.mark.parametrize("patience, hold", [(None, False), (0, False), (None, True)])
+def test_the_helpers_answers_and_the_ones_taken_back_are_the_reference(patience, hold,
                                                                        monkeypatch):
     """Every task left to the helper: its answers are used (patience), or taken back
-    at once and searched again in the spare scratch (no patience)."""
+    at once and done again in the spare scratch (no patience), unless the helper has
+    begun to take its records out of the index: the run's thread then waits for it (a
+    helper held inside a task until the run's patience has run out; taking that task
+    back would take its records twice)."""
     X = matrix(2000, 3, 5, "few rows" if patience is None else "normal")
     attributes = confidential(X, 5, "few values")
     monkeypatch.setattr(tfirst_loop, "_two_threads", lambda levels, size: True)
     monkeypatch.setattr(tfirst_loop, "_LEAVE_TO_HELPER", True)
     monkeypatch.setattr(tfirst_loop, "_PATIENCE", patience)
+    monkeypatch.setattr(tfirst_loop, "_HOLD", hold)
     compiled, reference = both_labels(X, attributes, 3, 0.2)
     np.testing.assert_array_equal(compiled, reference)
-    if patience is None:
-        assert tfirst_loop.tfirst_labels.served > 0
-    else:
+    if patience == 0:
         assert tfirst_loop.tfirst_labels.gave_up > 0
+    else:
+        assert tfirst_loop.tfirst_labels.served > 0
+    if hold:  # the helper was held, and the run's thread tried to take its task back
+        assert tfirst_loop.tfirst_labels.tried > 0
 
 
 def test_x1_taken_by_x0s_cluster_is_searched_again():

@@ -10,13 +10,16 @@ Claims
     The claim word holds the step's sequence number in its high 32 bits and the next
     task in its low ones; a thread claims with an atomic compare-and-swap from v to
     v + 1 (:func:`claim`), so a helper still in an old step cannot claim a task of a
-    new one. A task only reads the shared structures and writes the answer into the
-    claiming thread's own scratch; the helper then stores the step's number in the
-    task's ``status`` with release order. Having run out of tasks to claim, the run's
-    thread waits for the helper's. A wait longer than ``PATIENCE`` spins (a helper
-    descheduled mid-task) is given up: the run's thread does the task itself in a spare
-    scratch and runs on one thread until the end of the stretch (``ctrl[ON] = 0``), so
-    the helper, whenever it finishes, writes only where nobody reads.
+    new one. A task writes its answer into the claiming thread's own scratch; the
+    helper then stores the step's number in the task's ``status`` with release order.
+    Having run out of tasks to claim, the run's thread waits for the helper's. A wait
+    longer than ``PATIENCE`` spins (a helper descheduled mid-task) is given up: the
+    run's thread does the task itself in a spare scratch and runs on one thread until
+    the end of the stretch (``ctrl[ON] = 0``), so the helper, whenever it finishes,
+    writes only where nobody reads. A task that changes shared structures has the
+    helper commit first (the loop's own compare-and-swap on the task's state, which
+    the run's thread swaps too to take the task back: one of the two wins); a
+    committed task is always waited for (:mod:`core.methods.tfirst_loop`).
 Stretches
     The helper spins only while the run is inside its compiled loop (:meth:`TaskHelper.
     begin` / :meth:`~TaskHelper.end` around each stretch) and otherwise waits on an
@@ -37,11 +40,15 @@ from core.compiled import kernel
 from core.methods.atomics import load, store, swap
 
 __all__ = ["TaskHelper", "new_control", "claim", "publish", "ON", "SEQ", "STOP", "PATIENCE",
-           "GAVE_UP", "SERVED", "N_TASKS", "FIRST", "LEAVE"]
+           "GAVE_UP", "SERVED", "N_TASKS", "FIRST", "LEAVE", "HOLD", "TRIED"]
 
-# Slots of the control vector (int64). FIRST is free for the loop's own use; LEAVE, when
-# set, has the run's thread claim nothing and leave every task to the helper (tests).
-SEQ, CLAIM, STOP, ON, GAVE_UP, PATIENCE, SERVED, N_TASKS, FIRST, LEAVE = range(10)
+# Slots of the control vector (int64). FIRST is free for the loop's own use; TRIED counts
+# the run thread's attempts to take a task back. For tests: LEAVE, when set, has the
+# run's thread claim nothing and leave every task to the helper; HOLD, when set, holds
+# the helper inside the first task it commits to until the run's thread has tried to
+# take a task back.
+SEQ, CLAIM, STOP, ON, GAVE_UP, PATIENCE, SERVED, N_TASKS, FIRST, LEAVE, HOLD, TRIED = \
+    range(12)
 _PATIENCE = 20_000_000  # spins (some tens of milliseconds) before a task is taken back
 
 
@@ -75,7 +82,7 @@ claim, publish = _claim, _publish
 
 def new_control() -> np.ndarray:
     """A control vector: no step published, the helper stopped."""
-    ctrl = np.zeros(10, dtype=np.int64)
+    ctrl = np.zeros(12, dtype=np.int64)
     ctrl[STOP], ctrl[PATIENCE] = 1, _PATIENCE
     return ctrl
 

@@ -11,20 +11,14 @@ handed over) for the centroid and the farthest records, and one spatial index pe
 subset (:class:`~core.methods.spatial_subsets.SubsetIndex`) for the nearest ones.
 
 Tasks
-    A cluster's searches are independent: one per subset, and, for x₀'s cluster, the
-    record farthest from x₀. They run as tasks on two threads
-    (:mod:`core.methods.task_helper`), each writing into its own thread's scratch; the
-    run's thread then takes the records out of the indexes. The farthest search runs
-    beside x₀'s own searches, so before x₀'s cluster leaves the pool: its answer stands
-    unless that record is one of the cluster's, as the cluster only takes records away
-    (the farthest record, first in the input on ties, is still the farthest, and still
-    the first, among fewer). Otherwise it is searched again (never at 100,000 × 10:
-    x₁ lies at the other end of the data from x₀'s nearest records). x₀'s cluster then
-    leaves the pool of everyone while the helper starts on x₁'s subset searches, which
-    do not read that pool.
+    A cluster's searches are independent tasks, run on two threads
+    (:mod:`core.methods.tfirst_tasks`); the farthest search from x₀ runs beside x₀'s
+    own, before x₀'s cluster leaves the pool, and that cluster leaves the pool while
+    x₁'s records are searched in the subsets.
 
-Exactness: the answers are those of :func:`core.methods.tfirst._pools`' reference path
-(every search exact, ties to the record first in the input), and the centroid is the
+Exactness: the answers are those of the reference path
+(:func:`core.methods.tfirst._reference_labels`, every search exact, ties to the record
+first in the input), and the centroid is the
 pool's own sum with its schedule (each cluster's rows subtracted, added one after
 another; summed afresh whenever the count has halved), so the labels are the
 reference's bit for bit; the tests compare them.
@@ -39,11 +33,9 @@ import numpy as np
 from core.compiled import kernel
 from core.methods import spatial_index as index
 from core.methods import spatial_parallel
-from core.methods import spatial_pool_kernels as pool_kernels
-from core.methods import spatial_search as search
 from core.methods import spatial_tree
 from core.methods import task_helper as helper
-from core.methods.atomics import load, store
+from core.methods import tfirst_tasks as tasks
 from core.progress import TaskState
 
 __all__ = ["tfirst_labels"]
@@ -51,126 +43,9 @@ __all__ = ["tfirst_labels"]
 _STEPS = 64  # progress reports per run at least
 _REINDEX_FROM = 256  # live rows: below this a subset's index is not built again
 # Slots of the integer state vector.
-_COUNT, _BUFFER, _CLUSTERS, _N_SHELL, _SHELL_WORK, _PENDING, _BAD, _AGAIN = range(8)
-
-
-def _far_task(q, pool, part):
-    """The live record of the pool farthest from q into ``part``'s answer."""
-    (X, total, alive, P, screen, head, end, solo, members, slot_of, nxt, row_of, leaf_of,
-     first_leaf, start, stop, lo, hi, cnt, top, rho2, shell, pointer, anchor) = pool
-    keys, nodes, buffer32, q32, work, far = part[6], part[7], part[4], part[5], part[8], part[11]
-    row, record, _ = search._farthest_from(q, anchor, first_leaf, start, head, end, members,
-                                           P, screen, lo, hi, cnt, top, keys, nodes,
-                                           buffer32, q32, work)
-    far[0], far[1] = row, record
-
-
-def _take_task(g, q, want, trees, part):
-    """Subset g's ``want[g]`` live records nearest to q (numbers within the subset,
-    nearest first) into ``part``'s answer for task g."""
-    (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt,
-     top, rho2, taken) = trees[g]
-    stack, stack_d2, best_d2, best_id, buffer32, q32 = part[:6]
-    work, out_n, out_id = part[8], part[9], part[10]
-    found = search._nearest(q, want[g], taken, first_leaf, start, head, end, members, P,
-                            screen, lo, hi, cnt, stack, stack_d2, best_d2, best_id,
-                            buffer32, q32, work)
-    out_n[g] = found
-    for i in range(found):
-        out_id[g, i] = best_id[i]
-
-
-def _do_task(task, q, want, trees, pool, part):
-    """Task ``task``: subset ``task``'s search, or the farthest one (the last task)."""
-    if task == len(trees):
-        _far_task(q, pool, part)
-    else:
-        _take_task(task, q, want, trees, part)
-
-
-def _task_of(claimed, with_far, size):
-    """The task claimed ``claimed``-th: the farthest search first (the longest), then
-    the subsets in order."""
-    if with_far:
-        return size if claimed == 0 else claimed - 1
-    return claimed
-
-
-def _serve(ctrl, query, want, status, trees, pool, part):
-    """The helper's loop: claim tasks of each new step until ``ctrl[STOP]``."""
-    last = 0  # step 0 is never published
-    size = len(trees)
-    while not load(ctrl, helper.STOP):
-        seq = load(ctrl, helper.SEQ)
-        if seq == last:
-            continue
-        last = seq
-        n_tasks, with_far = ctrl[helper.N_TASKS], ctrl[helper.FIRST]
-        while True:
-            claimed = helper.claim(ctrl, seq, n_tasks)
-            if claimed < 0:
-                break
-            task = _task_of(claimed, with_far, size)
-            _do_task(task, query, want, trees, pool, part)
-            ctrl[helper.SERVED] += 1  # written by the helper only
-            store(status, task, seq)
-
-
-def _run_tasks(with_far, want, trees, pool, shared, parts, pending, st):
-    """Every task of a cluster, on two threads when ``ctrl[ON]``; ``owner[task]`` says
-    whose scratch holds its answer (0 this thread's, 1 the helper's, 2 the spare).
-
-    ``pending``: records of the cluster before, still to leave the pool of everyone;
-    this thread takes them out (:func:`_take_pool`) while the helper starts on the
-    tasks, which then must not read that pool (no farthest search)."""
-    ctrl, query, status, owner = shared
-    mine, spare = parts[0], parts[2]
-    size = len(trees)
-    n_tasks = size + with_far
-    if not ctrl[helper.ON]:
-        if pending.shape[0]:
-            _take_pool(pending, pool, st)
-        for claimed in range(n_tasks):
-            task = _task_of(claimed, with_far, size)
-            _do_task(task, query, want, trees, pool, mine)
-            owner[task] = 0
-        return
-    for task in range(size + 1):
-        owner[task] = 1
-    ctrl[helper.FIRST] = with_far
-    seq = helper.publish(ctrl, n_tasks)
-    if pending.shape[0]:
-        _take_pool(pending, pool, st)
-    while not ctrl[helper.LEAVE]:
-        claimed = helper.claim(ctrl, seq, n_tasks)
-        if claimed < 0:
-            break
-        task = _task_of(claimed, with_far, size)
-        _do_task(task, query, want, trees, pool, mine)
-        owner[task] = 0
-    for claimed in range(n_tasks):
-        task = _task_of(claimed, with_far, size)
-        if owner[task] != 1 or load(status, task) == seq:
-            continue
-        if ctrl[helper.ON]:
-            spins = 0
-            while load(status, task) != seq and spins <= ctrl[helper.PATIENCE]:
-                spins += 1
-            if load(status, task) == seq:
-                continue
-            ctrl[helper.GAVE_UP] += 1  # one thread until the end of the stretch
-            ctrl[helper.ON] = 0
-        _do_task(task, query, want, trees, pool, spare)
-        owner[task] = 2
-
-
-def _answer(task, owner, parts):
-    """The scratch holding task's answer."""
-    if owner[task] == 0:
-        return parts[0]
-    if owner[task] == 1:
-        return parts[1]
-    return parts[2]
+_COUNT, _BUFFER, _CLUSTERS, _N_SHELL, _SHELL_WORK, _PENDING, _BAD, _AGAIN = (
+    tasks.COUNT, tasks.BUFFER, tasks.CLUSTERS, tasks.N_SHELL, tasks.SHELL_WORK, tasks.PENDING,
+    tasks.BAD, tasks.AGAIN)
 
 
 def _want_of(counts, per, clusters, extras_per_cluster, want):
@@ -187,28 +62,18 @@ def _want_of(counts, per, clusters, extras_per_cluster, want):
 
 
 def _take_subsets(want, counts, trees, subsets, parts, owner, chosen, labels, st):
-    """Take the cluster's records out of their subsets' indexes, label them (the next
-    cluster number) and return them, ascending, in ``chosen``'s first places."""
+    """The cluster's records (already out of their subsets' indexes, :func:`_do_task`):
+    label them (the next cluster number) and return them, ascending, in ``chosen``'s
+    first places."""
     size = 0
     for g in range(len(trees)):
-        answer = _answer(g, owner, parts)
+        answer = tasks._answer(g, owner, parts)
         out_n, out_id = answer[9], answer[10]
-        (Pg, screen_g, head_g, end_g, members_g, row_of_g, leaf_of_g, start_g, stop_g,
-         first_g, lo_g, hi_g, cnt_g, top_g, rho2_g, taken_g) = trees[g]
         records = subsets[g]
         if out_n[g] != want[g]:
             st[_BAD] = 1
         for i in range(out_n[g]):
-            record = out_id[g, i]
-            t = row_of_g[record]
-            if members_g[head_g[t]] != record:  # never (spatial_subsets' notes)
-                st[_BAD] = 1
-            head_g[t] += 1
-            if head_g[t] == end_g[t]:
-                pool_kernels._row_emptied(t, leaf_of_g[t], first_g, start_g, stop_g, head_g,
-                                          end_g, Pg, rho2_g, lo_g, hi_g, cnt_g, top_g)
-                search._vacate(t, leaf_of_g[t] - first_g, start_g[leaf_of_g[t]], screen_g)
-            chosen[size] = records[record]
+            chosen[size] = records[out_id[g, i]]
             size += 1
         counts[g] -= want[g]
     group = chosen[:size]
@@ -217,36 +82,6 @@ def _take_subsets(want, counts, trees, subsets, parts, owner, chosen, labels, st
         labels[group[i]] = st[_CLUSTERS]
     st[_CLUSTERS] += 1
     return group
-
-
-def _take_pool(group, pool, st):
-    """Take a cluster's records out of the pool of everyone, its sum as
-    :meth:`~core.methods.spatial_pool.SpatialPool.remove` keeps it (the group's rows
-    added one after another and subtracted; summed afresh once the count has halved)."""
-    (X, total, alive, P, screen, head, end, solo, members, slot_of, nxt, row_of, leaf_of,
-     first_leaf, start, stop, lo, hi, cnt, top, rho2, shell, pointer, anchor) = pool
-    size = group.shape[0]
-    d = X.shape[1]
-    group_sum = X[group[0]].copy()
-    for i in range(1, size):
-        for j in range(d):
-            group_sum[j] += X[group[i], j]
-    for j in range(d):
-        total[j] -= group_sum[j]
-    pool_kernels._remove(group, slot_of, nxt, row_of, leaf_of, alive, first_leaf, start,
-                         stop, head, end, solo, members, P, rho2, lo, hi, cnt, top, screen)
-    st[_COUNT] -= size
-    if st[_COUNT] and st[_COUNT] * 2 <= st[_BUFFER]:
-        st[_BUFFER] = st[_COUNT]
-        first = True
-        for i in range(X.shape[0]):
-            if alive[i]:
-                if first:
-                    total[:] = X[i]
-                    first = False
-                else:
-                    for j in range(d):
-                        total[j] += X[i, j]
 
 
 def _from_centroid(pool, st):
@@ -293,58 +128,47 @@ def _form(budget, per, extras_per_cluster, counts, trees, subsets, pool, shared,
             query[:] = X[_from_centroid(pool, st)]
             with_far = 1 if st[_CLUSTERS] + 1 < per else 0
             _want_of(counts, per, st[_CLUSTERS], extras_per_cluster, want)
-            _run_tasks(with_far, want, trees, pool, shared, parts, nothing, st)
+            tasks._run_tasks(with_far, want, trees, pool, shared, parts, nothing, st)
             group = _take_subsets(want, counts, trees, subsets, parts, owner, first, labels,
                                   st)
             if not with_far:
-                _take_pool(group, pool, st)
+                tasks._take_pool(group, pool, st)
                 continue
-            record = _answer(size, owner, parts)[11][1]
+            record = tasks._answer(size, owner, parts)[11][1]
             pending = group
             for i in range(group.shape[0]):
                 if group[i] == record:  # x₁ is in x₀'s cluster: search again (module notes)
                     st[_AGAIN] += 1
-                    _take_pool(group, pool, st)
-                    _far_task(query, pool, parts[0])
+                    tasks._take_pool(group, pool, st)
+                    tasks._far_task(query, pool, parts[0])
                     record = parts[0][11][1]
                     pending = nothing
                     break
             if st[_CLUSTERS] >= target:
                 if pending.shape[0]:
-                    _take_pool(pending, pool, st)
+                    tasks._take_pool(pending, pool, st)
                 st[_PENDING] = record
                 break
         query[:] = X[record]
         _want_of(counts, per, st[_CLUSTERS], extras_per_cluster, want)
-        _run_tasks(0, want, trees, pool, shared, parts, pending, st)
+        tasks._run_tasks(0, want, trees, pool, shared, parts, pending, st)
         group = _take_subsets(want, counts, trees, subsets, parts, owner, second, labels, st)
-        _take_pool(group, pool, st)
+        tasks._take_pool(group, pool, st)
 
 
-for _name in ("_far_task", "_take_task", "_do_task", "_task_of", "_serve", "_take_pool",
-              "_run_tasks", "_answer", "_want_of", "_take_subsets", "_from_centroid", "_form"):
+for _name in ("_want_of", "_take_subsets", "_from_centroid", "_form"):
     _compiled = kernel(globals()[_name])
     if _compiled is not None:
         globals()[_name] = _compiled
-
-
-def _part(n_nodes: int, depth: int, m: int, leaf: int, d: int, tasks: int) -> tuple:
-    """One thread's scratch: the nearest search's stack and best list, the screen's
-    buffers, the farthest search's heap, rows examined, and the tasks' answers (records
-    found per subset, the records, the farthest (row, record))."""
-    return (np.zeros(depth, dtype=np.int64), np.zeros(depth), np.zeros(m),
-            np.zeros(m, dtype=np.int64), np.zeros(leaf, dtype=np.float32),
-            np.zeros(d, dtype=np.float32), np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64),
-            np.zeros(4, dtype=np.int64), np.zeros(tasks, dtype=np.int64),
-            np.zeros((tasks, m), dtype=np.int64), np.zeros(2, dtype=np.int64))
 
 
 def _widest_leaf(start: np.ndarray, stop: np.ndarray, first_leaf: int) -> int:
     return int((stop[first_leaf:] - start[first_leaf:]).max(initial=0)) + 1
 
 
-# Test settings: every task to the helper; spins before a task is taken back from it.
-_LEAVE_TO_HELPER, _PATIENCE = False, None
+# Test settings: every task to the helper; spins before a task is taken back from it;
+# the helper held inside the first task it commits to (task_helper's HOLD).
+_LEAVE_TO_HELPER, _PATIENCE, _HOLD = False, None, False
 
 
 def _two_threads(levels: int, size: int) -> bool:
@@ -411,20 +235,20 @@ def tfirst_labels(X: np.ndarray, subsets: list[np.ndarray], per: int,
     # a subset's index built again has leaves of up to LEAF_SIZE rows
     leaf = max([_widest_leaf(start, stop, first_leaf), index.LEAF_SIZE + 1] +
                [_widest_leaf(tree[7], tree[8], tree[9]) for tree in plain])
-    parts = tuple(_part(len(start), depth, m, leaf, d, size + 1) for _ in range(3))
+    parts = tuple(tasks.thread_scratch(len(start), depth, m, leaf, d, size + 1) for _ in range(3))
     ctrl = helper.new_control()
     shared = (ctrl, np.zeros(d), np.zeros(size + 1, dtype=np.int64),
-              np.zeros(size + 1, dtype=np.int64))
+              np.zeros(size + 1, dtype=np.int64), np.zeros(size + 1, dtype=np.int64))
     want = np.zeros(size, dtype=np.int64)
     chosen = np.zeros((2, size * m), dtype=np.int64)  # x₀'s cluster and x₁'s
     labels = np.full(n, -1, dtype=np.int64)
     levels = int(first_leaf + 1).bit_length() - 1
     two = _two_threads(levels, size)
-    ctrl[helper.LEAVE] = _LEAVE_TO_HELPER
+    ctrl[helper.LEAVE], ctrl[helper.HOLD] = _LEAVE_TO_HELPER, _HOLD
     if _PATIENCE is not None:
         ctrl[helper.PATIENCE] = _PATIENCE
-    runner = helper.TaskHelper(ctrl, _serve, (ctrl, shared[1], want, shared[2], trees, pool,
-                                              parts[1])) if two else None
+    runner = helper.TaskHelper(ctrl, tasks._serve, (ctrl, shared[1], want, shared[2], shared[4],
+                                              trees, pool, parts[1])) if two else None
     most = max(1, -(-per // _STEPS))
     chunk = min(16, most)
     try:
@@ -440,7 +264,7 @@ def tfirst_labels(X: np.ndarray, subsets: list[np.ndarray], per: int,
                 if runner is not None:
                     runner.end(time.perf_counter() - began, int(st[_CLUSTERS] - before))
             _reindex(trees, plain, sizes)
-            if st[_BAD]:
+            if st[_BAD] or any(part[8][3] for part in parts):
                 raise AssertionError("subset index: a record taken out of its row's order")
             state.step(st[_CLUSTERS] / per, f"t-closeness-first: {st[_CLUSTERS]} clusters "
                                             "formed")
@@ -452,4 +276,5 @@ def tfirst_labels(X: np.ndarray, subsets: list[np.ndarray], per: int,
     tfirst_labels.again = int(st[_AGAIN])
     tfirst_labels.served = runner.served if runner is not None else 0
     tfirst_labels.gave_up = runner.gave_up if runner is not None else 0
+    tfirst_labels.tried = int(ctrl[helper.TRIED])
     return labels
