@@ -169,6 +169,12 @@ class TaskHelper:
         self._thread.join(5.0)
 
     @property
+    def idle(self) -> bool:
+        """Whether the helper is out of its compiled loop (after a given-up wait it may
+        still be in a task for a while): only then may shared structures be replaced."""
+        return self._idle.is_set()
+
+    @property
     def served(self) -> int:
         """Tasks the helper did."""
         return int(self._ctrl[SERVED])

@@ -263,7 +263,8 @@ def tfirst_labels(X: np.ndarray, subsets: list[np.ndarray], per: int,
             finally:
                 if runner is not None:
                     runner.end(time.perf_counter() - began, int(st[_CLUSTERS] - before))
-            _reindex(trees, plain, sizes)
+            if runner is None or runner.idle:  # no helper reading the indexes
+                _reindex(trees, plain, sizes)
             if st[_BAD] or any(part[8][3] for part in parts):
                 raise AssertionError("subset index: a record taken out of its row's order")
             state.step(st[_CLUSTERS] / per, f"t-closeness-first: {st[_CLUSTERS]} clusters "
