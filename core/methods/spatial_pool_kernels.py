@@ -374,9 +374,9 @@ def _take_bucket(floor_d2, floor_id, m, blocked, nxt, head, end, members, rows_d
     return _finish(cand_d2, cand_id, size, m), kept
 
 
-for _name in ("_find", "_bounds", "_node_changed", "_row_emptied", "_remove", "_after", "_select_pairs", "_shrink", "_finish",
-              "_offer_row", "_nearest", "_scan", "_sample", "_bucket", "_take_bucket",
-              "_take"):
+for _name in ("_find", "_bounds", "_node_changed", "_row_emptied", "_remove", "_after",
+              "_select_pairs", "_shrink", "_finish", "_offer_row", "_nearest", "_scan",
+              "_sample", "_bucket", "_take_bucket", "_take"):
     _compiled = kernel(globals()[_name])
     if _compiled is not None:
         globals()[_name] = _compiled
