@@ -48,9 +48,9 @@ FAMILIES: dict[str, tuple[str, float]] = {
     "individual-ranking": ("sorted", 2.0e-8),
     "pcp": ("sorted", 8.0e-9),
     "zscores": ("sorted", 6.0e-9),
-    "tc-merge": ("indexed", 2.3e-8),  # 100,000, t = 0.1: 3.3 s
+    "tc-merge": ("indexed", 1.7e-8),  # 100,000, t = 0.1: 2.2–2.3 s (MDAV 1.9 s)
     "tc-kfirst": ("swept", 8.0e-10),  # 100,000, t = 0.1: 42 s; t = 0.2: 27 s
-    "tc-tfirst": ("indexed", 3.8e-8),  # 100,000, t = 0.1: 5.2–5.7 s
+    "tc-tfirst": ("indexed", 2.2e-8),  # 100,000, t = 0.1: 3.2–3.3 s (MDAV 1.9 s)
     "tc-bucket": ("quadratic", 2.1e-8),
     "mic1d": ("values", 1.0e-7),
 }
