@@ -43,6 +43,18 @@ def data(n, seed, *, distinct_rows=None, distinct_values=None, d=3, nominal=Fals
     return X, attributes
 
 
+def merges_equal_to_reference(X, attributes, base, t) -> int:
+    """Run the compiled merging and the numpy reference; assert the same labels and
+    merge count; return the count."""
+    expected, expected_merges = tcloseness._merge_until_close(X, attributes, base, t,
+                                                              TaskState())
+    labels, merges = merge_until_close(X, attributes, base, t, TaskState(),
+                                       tcloseness._compact)
+    np.testing.assert_array_equal(labels, expected)
+    assert merges == expected_merges
+    return merges
+
+
 cases = st.fixed_dictionaries({
     "n": st.integers(1, 70), "seed": st.integers(0, 10**6), "k": st.integers(1, 6),
     "t": st.sampled_from([0.0, 0.02, 0.05, 0.1, 0.2, 0.4, 1.0]),
@@ -70,12 +82,7 @@ def test_merge_compiled_equals_reference(case, base_size):
     t = case.pop("t")
     X, attributes = data(**case)
     base = np.random.default_rng(case["seed"]).permutation(case["n"]) // base_size
-    expected, expected_merges = tcloseness._merge_until_close(X, attributes, base, t,
-                                                              TaskState())
-    labels, merges = merge_until_close(X, attributes, base, t, TaskState(),
-                                       tcloseness._compact)
-    np.testing.assert_array_equal(labels, expected)
-    assert merges == expected_merges
+    merges_equal_to_reference(X, attributes, base, t)
 
 
 @pytest.mark.parametrize("distinct_rows", [1, 2])
@@ -84,12 +91,7 @@ def test_merge_with_many_tied_centroids_equals_reference(distinct_rows):
     the compiled loop must hand them back in ascending order however many there are."""
     X, attributes = data(400, 3, distinct_rows=distinct_rows)
     base = np.random.default_rng(3).permutation(400) // 2
-    expected, expected_merges = tcloseness._merge_until_close(X, attributes, base, 0.05,
-                                                              TaskState())
-    labels, merges = merge_until_close(X, attributes, base, 0.05, TaskState(),
-                                       tcloseness._compact)
-    np.testing.assert_array_equal(labels, expected)
-    assert merges == expected_merges > 100
+    assert merges_equal_to_reference(X, attributes, base, 0.05) > 100
 
 
 @pytest.mark.parametrize("nominal", [False, True])
@@ -121,12 +123,7 @@ def test_merge_screen_keeps_the_reference_at_any_scale(scale, offset):
     X, attributes = data(300, 11, d=4, distinct_rows=120)
     X = X * scale + offset
     base = np.random.default_rng(11).permutation(300) // 3
-    expected, expected_merges = tcloseness._merge_until_close(X, attributes, base, 0.05,
-                                                              TaskState())
-    labels, merges = merge_until_close(X, attributes, base, 0.05, TaskState(),
-                                       tcloseness._compact)
-    np.testing.assert_array_equal(labels, expected)
-    assert merges == expected_merges > 50
+    assert merges_equal_to_reference(X, attributes, base, 0.05) > 50
 
 
 @pytest.mark.parametrize("nominal", [False, True])
@@ -139,12 +136,7 @@ def test_merge_moving_its_sorted_runs_equals_reference(nominal, monkeypatch):
     X, attributes = data(400, 8, d=3, distinct_values=5, nominal=nominal)
     base = np.random.default_rng(8).permutation(400) // 2
     for t in (0.0, 0.05):
-        expected, expected_merges = tcloseness._merge_until_close(X, attributes, base, t,
-                                                                  TaskState())
-        labels, merges = merge_until_close(X, attributes, base, t, TaskState(),
-                                           tcloseness._compact)
-        np.testing.assert_array_equal(labels, expected)
-        assert merges == expected_merges > 100
+        assert merges_equal_to_reference(X, attributes, base, t) > 100
 
 
 @settings(max_examples=150, deadline=None)
@@ -228,10 +220,7 @@ def test_merge_resolves_equal_centroids_as_the_reference():
     values = np.arange(24)
     attributes = [TCloseAttribute.from_values(values)]
     base = np.arange(24) // 2  # six clusters at each point
-    expected = tcloseness._merge_until_close(X, attributes, base, 0.1, TaskState())
-    got = merge_until_close(X, attributes, base, 0.1, TaskState(), tcloseness._compact)
-    np.testing.assert_array_equal(got[0], expected[0])
-    assert got[1] == expected[1] > 0
+    assert merges_equal_to_reference(X, attributes, base, 0.1) > 0
 
 
 @settings(max_examples=150, deadline=None)

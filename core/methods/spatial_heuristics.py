@@ -40,13 +40,7 @@ _COUNT, _BUFFER, _GROUPS, _TURN, _WORK, _SHELL_A, _SHELL_B, _POINT_A, _POINT_B, 
 def _take(group, size, gid, X, tree, alive, labels, total, st):
     (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
      rho2) = tree
-    d = X.shape[1]
-    group_sum = X[group[0]].copy()
-    for i in range(1, size):
-        for j in range(d):
-            group_sum[j] += X[group[i], j]
-    for j in range(d):
-        total[j] -= group_sum[j]
+    index._subtract_group(X, group, size, total)
     for i in range(size):
         record = group[i]
         t = row_of[record]
@@ -63,15 +57,7 @@ def _take(group, size, gid, X, tree, alive, labels, total, st):
     st[_GROUPS] += 1
     if st[_COUNT] and st[_COUNT] * 2 <= st[_BUFFER]:
         st[_BUFFER] = st[_COUNT]
-        first = True
-        for i in range(X.shape[0]):
-            if alive[i]:
-                if first:
-                    total[:] = X[i]
-                    first = False
-                else:
-                    for j in range(d):
-                        total[j] += X[i, j]
+        index._sum_live(X, alive, total)
 
 
 def _nearest(q, m, tree, taken, anchor, scratch):

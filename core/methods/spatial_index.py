@@ -264,9 +264,37 @@ def _anchor_at(point, P, head, end, rho2):
     return order[:live].copy()
 
 
+def _subtract_group(X, group, size, total):
+    """``total`` less the sum of the records ``group[:size]``, added one after another
+    (the reference's order: :meth:`~core.methods.pool.RecordPool.remove`)."""
+    d = X.shape[1]
+    group_sum = X[group[0]].copy()
+    for i in range(1, size):
+        for j in range(d):
+            group_sum[j] += X[group[i], j]
+    for j in range(d):
+        total[j] -= group_sum[j]
+
+
+def _sum_live(X, alive, total):
+    """``total`` = the sum of the live records of ``X``, added in input order: the
+    centroid's sum as the reference (:class:`~core.methods.pool.RecordPool`) forms it
+    anew whenever the live records have halved."""
+    first = True
+    for i in range(X.shape[0]):
+        if alive[i]:
+            if first:
+                total[:] = X[i]
+                first = False
+            else:
+                for j in range(X.shape[1]):
+                    total[j] += X[i, j]
+
+
 _KERNELS = ("_distance2", "_vector_distance2", "_leaf_distances", "_min_box2",
             "_select", "_split_level", "_refresh_node", "_refresh",
-            "_refresh_all", "_insert", "_push_children", "_farthest_in_shell", "_anchor_at")
+            "_refresh_all", "_insert", "_push_children", "_farthest_in_shell", "_anchor_at",
+            "_subtract_group", "_sum_live")
 for _name in _KERNELS:  # compiled in dependency order; a kernel calls the compiled ones
     _compiled = kernel(globals()[_name])
     if _compiled is not None:

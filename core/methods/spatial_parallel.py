@@ -35,7 +35,6 @@ Idle
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 
@@ -44,6 +43,7 @@ import numpy as np
 from core.compiled import COMPILED, kernel
 from core.methods import spatial_search as search
 from core.methods.atomics import load as _load, store as _store, swap as _swap
+from core.methods.task_helper import TaskHelper
 
 __all__ = ["SearchHelper", "helper_wanted", "single_thread", "new_state", "part_scratch"]
 
@@ -218,7 +218,7 @@ class single_thread:
         return False
 
 
-class SearchHelper:
+class SearchHelper(TaskHelper):
     """The helper thread of one run (module notes).
 
     The run calls :meth:`begin` before each stretch of its compiled loop and :meth:`end`
@@ -236,88 +236,8 @@ class SearchHelper:
     ``_PROBE_CLEAR``-th stretch only, as a probe costs what the other way loses.
     """
 
-    _PROBE_FIRST, _PROBE, _PROBE_CLEAR, _CLEAR = 3, 8, 32, 0.2  # stretches per probe
+    _ON, _STOP, _SERVED, _GAVE_UP = _ON, _STOP, _SERVED, _GAVE_UP  # this module's slots
 
     def __init__(self, ctrl, query, shared, tree, taken, anchor, scratch):
-        self._ctrl = ctrl
-        self._arguments = (ctrl, query, shared, tree, taken, anchor, scratch)
-        self._wake = threading.Event()
-        self._idle = threading.Event()
-        self._idle.set()
-        self._closed = False
-        self._two = True  # the way taken between probes
-        self._gain = None  # running mean of log(one thread / two threads) from probes
-        self._since = 0  # stretches since the last probe
-        self._stretches: list[tuple[bool, float]] = []  # (two threads, seconds per group)
-        self._thread = threading.Thread(target=self._loop, name="microagg-search-helper",
-                                        daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        while True:
-            self._wake.wait()
-            self._wake.clear()
-            if self._closed:
-                return
-            _serve(*self._arguments)
-            self._idle.set()
-
-    def begin(self) -> None:
-        """Choose the way of the next stretch; wake the helper for two threads (only
-        when it is idle: after a given-up wait it may still be in an old search)."""
-        clear = self._gain is not None and abs(self._gain) > self._CLEAR
-        self._since += 1
-        every = (self._PROBE_FIRST if self._gain is None else
-                 self._PROBE_CLEAR if clear else self._PROBE)
-        probe = self._since >= every
-        if probe:
-            self._since = 0
-        two = (self._two != probe) and self._idle.is_set()
-        self._ctrl[_ON] = int(two)
-        self._woken = two
-        if two:
-            self._idle.clear()
-            self._ctrl[_STOP] = 0
-            self._wake.set()
-
-    def end(self, seconds: float, groups: int) -> None:
-        """Stop the helper's spinning; weigh a probe once the stretch after it is done."""
-        self._ctrl[_STOP] = 1
-        self._ctrl[_ON] = 0
-        if self._woken:
-            self._idle.wait(0.01)  # it leaves its loop at once, unless it is stuck
-        self._stretches.append((self._woken, seconds / max(groups, 1)))
-        if len(self._stretches) >= 3:
-            (two_before, before), (two, tried), (two_after, after) = self._stretches[-3:]
-            # The stretch before last was a probe when it went the other way from both
-            # of its neighbours (a stretch whose helper was not back went one thread).
-            if two_before == two_after != two and min(before, tried, after) > 0:
-                estimate = math.log(tried / (0.5 * (before + after)))
-                if two:  # the probe had two threads, its neighbours one
-                    estimate = -estimate
-                self._gain = estimate if self._gain is None else \
-                    0.5 * (self._gain + estimate)
-                self._two = self._gain >= 0.0
-
-    @property
-    def two_threads(self) -> bool:
-        """The way taken between probes (True: two threads)."""
-        return self._two
-
-    def close(self) -> None:
-        """Stop the helper. It leaves its loop at once; should it be stuck in a search,
-        the run does not wait for it (a daemon thread, ended with the process)."""
-        self._closed = True
-        self._ctrl[_STOP] = 1
-        self._wake.set()
-        self._thread.join(5.0)
-
-    @property
-    def served(self) -> int:
-        """Searches whose part 1 the helper did."""
-        return int(self._ctrl[_SERVED])
-
-    @property
-    def gave_up(self) -> int:
-        """Searches whose part 1 the run's thread took back after waiting too long."""
-        return int(self._ctrl[_GAVE_UP])
+        super().__init__(ctrl, _serve, (ctrl, query, shared, tree, taken, anchor, scratch),
+                         name="microagg-search-helper")

@@ -100,21 +100,23 @@ class TaskHelper:
     estimates (each new one weighing half) chooses the way.
     """
 
-    _PROBE_FIRST, _PROBE, _PROBE_CLEAR, _CLEAR = 3, 8, 32, 0.2
+    _PROBE_FIRST, _PROBE, _PROBE_CLEAR, _CLEAR = 3, 8, 32, 0.2  # stretches per probe
+    # Where the control vector holds: two threads now, stop, tasks served, given up.
+    _ON, _STOP, _SERVED, _GAVE_UP = ON, STOP, SERVED, GAVE_UP
 
-    def __init__(self, ctrl: np.ndarray, serve, arguments: tuple):
+    def __init__(self, ctrl: np.ndarray, serve, arguments: tuple,
+                 name: str = "microagg-task-helper"):
         self._ctrl = ctrl
         self._serve, self._arguments = serve, arguments
         self._wake, self._idle = threading.Event(), threading.Event()
         self._idle.set()
         self._closed = False
         self._woken = False
-        self._two = True
-        self._gain = None
-        self._since = 0
-        self._stretches: list[tuple[bool, float]] = []
-        self._thread = threading.Thread(target=self._loop, name="microagg-task-helper",
-                                        daemon=True)
+        self._two = True  # the way taken between probes
+        self._gain = None  # running mean of log(one thread / two threads) from probes
+        self._since = 0  # stretches since the last probe
+        self._stretches: list[tuple[bool, float]] = []  # (two threads, seconds per step)
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
 
     def _loop(self) -> None:
@@ -137,34 +139,41 @@ class TaskHelper:
         if probe:
             self._since = 0
         two = (self._two != probe) and self._idle.is_set()
-        self._ctrl[ON] = int(two)
+        self._ctrl[self._ON] = int(two)
         self._woken = two
         if two:
             self._idle.clear()
-            self._ctrl[STOP] = 0
+            self._ctrl[self._STOP] = 0
             self._wake.set()
 
     def end(self, seconds: float, steps: int) -> None:
         """Stop the helper's spinning; weigh a probe once the stretch after it is done."""
-        self._ctrl[STOP] = 1
-        self._ctrl[ON] = 0
+        self._ctrl[self._STOP] = 1
+        self._ctrl[self._ON] = 0
         if self._woken:
-            self._idle.wait(0.01)
+            self._idle.wait(0.01)  # it leaves its loop at once, unless it is stuck
         self._stretches.append((self._woken, seconds / max(steps, 1)))
         if len(self._stretches) >= 3:
             (two_before, before), (two, tried), (two_after, after) = self._stretches[-3:]
+            # The stretch before last was a probe when it went the other way from both
+            # of its neighbours (a stretch whose helper was not back went one thread).
             if two_before == two_after != two and min(before, tried, after) > 0:
                 estimate = math.log(tried / (0.5 * (before + after)))
-                if two:
+                if two:  # the probe had two threads, its neighbours one
                     estimate = -estimate
                 self._gain = estimate if self._gain is None else \
                     0.5 * (self._gain + estimate)
                 self._two = self._gain >= 0.0
 
+    @property
+    def two_threads(self) -> bool:
+        """The way taken between probes (True: two threads)."""
+        return self._two
+
     def close(self) -> None:
         """Stop the helper (a daemon thread: never waited for beyond a few seconds)."""
         self._closed = True
-        self._ctrl[STOP] = 1
+        self._ctrl[self._STOP] = 1
         self._wake.set()
         self._thread.join(5.0)
 
@@ -177,9 +186,9 @@ class TaskHelper:
     @property
     def served(self) -> int:
         """Tasks the helper did."""
-        return int(self._ctrl[SERVED])
+        return int(self._ctrl[self._SERVED])
 
     @property
     def gave_up(self) -> int:
         """Tasks the run's thread took back after waiting too long."""
-        return int(self._ctrl[GAVE_UP])
+        return int(self._ctrl[self._GAVE_UP])

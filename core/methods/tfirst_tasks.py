@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.compiled import kernel
+from core.methods import spatial_index
 from core.methods import spatial_pool_kernels as pool_kernels
 from core.methods import spatial_search as search
 from core.methods import task_helper as helper
@@ -219,28 +220,13 @@ def _take_pool(group, pool, st):
     added one after another and subtracted; summed afresh once the count has halved)."""
     (X, total, alive, P, screen, head, end, solo, members, slot_of, nxt, row_of, leaf_of,
      first_leaf, start, stop, lo, hi, cnt, top, rho2, shell, pointer, anchor) = pool
-    size = group.shape[0]
-    d = X.shape[1]
-    group_sum = X[group[0]].copy()
-    for i in range(1, size):
-        for j in range(d):
-            group_sum[j] += X[group[i], j]
-    for j in range(d):
-        total[j] -= group_sum[j]
+    spatial_index._subtract_group(X, group, group.shape[0], total)
     pool_kernels._remove(group, slot_of, nxt, row_of, leaf_of, alive, first_leaf, start,
                          stop, head, end, solo, members, P, rho2, lo, hi, cnt, top, screen)
-    st[COUNT] -= size
+    st[COUNT] -= group.shape[0]
     if st[COUNT] and st[COUNT] * 2 <= st[BUFFER]:
         st[BUFFER] = st[COUNT]
-        first = True
-        for i in range(X.shape[0]):
-            if alive[i]:
-                if first:
-                    total[:] = X[i]
-                    first = False
-                else:
-                    for j in range(d):
-                        total[j] += X[i, j]
+        spatial_index._sum_live(X, alive, total)
 
 
 for _name in ("_far_task", "_search_subset", "_remove_subset", "_hold", "_do_task",
