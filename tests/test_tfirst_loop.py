@@ -142,3 +142,32 @@ def test_progress_reaches_the_end_and_cancel_stops_the_helper(monkeypatch):
         tfirst_loop.tfirst_labels(X, subsets, per, -(-extra // per), state)
     assert not [thread for thread in threading.enumerate()
                 if thread.name == "microagg-task-helper"]
+
+
+class _CancelAtCheck(TaskState):
+    """A state that asks to cancel at its ``at``-th check (the builds' checks count)."""
+
+    def __init__(self, at: int):
+        super().__init__()
+        self.at, self.checks = at, 0
+
+    def check(self) -> None:
+        self.checks += 1
+        if self.checks >= self.at:
+            self.cancel()
+        super().check()
+
+
+@pytest.mark.parametrize("at", [1, 2, 5, 12])
+def test_cancel_is_honoured_while_the_indexes_are_built(at):
+    """Building the pool of every record and the subsets' indexes takes seconds at a
+    million records: each build checks for Cancel between its steps, so a run
+    cancelled then stops before forming any cluster."""
+    X = matrix(3000, 3, 4, "normal")
+    attributes = confidential(X, 4, "tied to X")
+    size = tfirst.tfirst_cluster_size(len(X), 3, 0.1)
+    subsets, per, extra = tfirst._subsets(attributes, size)
+    state = _CancelAtCheck(at)
+    with pytest.raises(Cancelled):
+        tfirst_loop.tfirst_labels(X, subsets, per, -(-extra // per), state)
+    assert state.fraction == 0.0 and state.checks == at

@@ -50,6 +50,8 @@ _WIDTH = 32
 
 class SpatialPool:
     """Unassigned records of ``X`` (n_records × n_attributes), positions = record numbers.
+    ``check()``, if given, is called between the steps of the build (it raises to
+    cancel: a pool of a million records takes seconds to build).
 
     Examples
     --------
@@ -60,7 +62,8 @@ class SpatialPool:
     ([2], [0, 1])
     """
 
-    def __init__(self, X: np.ndarray):
+    def __init__(self, X: np.ndarray, check=None):
+        check = check or (lambda: None)  # called between the steps of the build (Cancel)
         self._X = np.ascontiguousarray(X, dtype=np.float64)
         n, d = self._X.shape
         self.count = n
@@ -71,10 +74,12 @@ class SpatialPool:
         self._max_norm = float(np.sqrt(np.einsum("ij,ij->i", self._X, self._X).max())) \
             if n else 0.0
         members, starts, row_of = index.distinct_rows(self._X)
+        check()
         P = self._X[members[starts[:-1]]] + 0.0
-        perm, start, stop, levels = index.build_tree(P, _LEAF_SIZE)
+        perm, start, stop, levels = index.build_tree(P, _LEAF_SIZE, check)
         self._P = np.ascontiguousarray(P[perm])
         self._Q = index.leaf_blocks(self._P, start, stop, levels)
+        check()
         self._head = starts[:-1][perm].copy()
         self._end = starts[1:][perm].copy()
         # each row's one live record, or -1 (several) or -2 (none): kernels._remove
@@ -109,8 +114,10 @@ class SpatialPool:
         self._epoch = 0  # changes when the pool does, or a new stream takes the buffers
         self._anchor = np.zeros(d)
         self._shell_work = 0
+        check()
         if n:
             self._move_anchor(self.centroid())
+        check()
         # The farthest-record search reads the leaves through the float32 screen.
         self._screen = spatial_tree.screen_blocks(self._P, start, stop, levels, self._lo,
                                                   self._hi)

@@ -30,8 +30,9 @@ __all__ = ["SubsetIndex"]
 
 class SubsetIndex:
     """One spatial index per subset of the records of ``X`` (``subsets``: arrays of
-    record numbers, ascending, that do not overlap). Needs the compiled kernels; the
-    searches and removals are :mod:`core.methods.tfirst_tasks`'.
+    record numbers, ascending, that do not overlap; ``check()`` is called between the
+    steps of the builds, for Cancel). Needs the compiled kernels; the searches and
+    removals are :mod:`core.methods.tfirst_tasks`'.
 
     Examples
     --------
@@ -41,7 +42,7 @@ class SubsetIndex:
     [[0, 1], [2, 3]]
     """
 
-    def __init__(self, X: np.ndarray, subsets: list[np.ndarray]):
+    def __init__(self, X: np.ndarray, subsets: list[np.ndarray], check=None):
         from numba.typed import List
 
         X = np.ascontiguousarray(X, dtype=np.float64)
@@ -50,7 +51,7 @@ class SubsetIndex:
         levels, widest = 0, 1
         for records in subsets:
             records = np.ascontiguousarray(records, dtype=np.int64)
-            tree, depth, _ = spatial_tree.row_tree(X[records], np.zeros(X.shape[1]))
+            tree, depth, _ = spatial_tree.row_tree(X[records], np.zeros(X.shape[1]), check)
             self.plain_trees.append(tree + (np.zeros(len(tree[0]), dtype=np.int64),))
             self._trees.append(self.plain_trees[-1])
             self._subsets.append(records)

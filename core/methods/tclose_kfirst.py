@@ -148,7 +148,7 @@ def kfirst_labels(X, attributes, k: int, t: float, state: TaskState):
     """
     packed = pack_attributes(attributes)
     n = len(X)
-    pool = SpatialPool(X)
+    pool = SpatialPool(X, state.check)
     labels = np.full(n, -1, dtype=np.int64)
     limit = float(t) + EMD_TOLERANCE
     result = np.zeros(3)

@@ -220,8 +220,8 @@ def tfirst_labels(X: np.ndarray, subsets: list[np.ndarray], per: int,
 
     X = np.ascontiguousarray(X, dtype=np.float64)
     n, d = X.shape
-    everyone = SpatialPool(X)
-    indexes = SubsetIndex(X, subsets)
+    everyone = SpatialPool(X, state.check)
+    indexes = SubsetIndex(X, subsets, state.check)
     pool, (count, buffer, n_shell, shell_work) = everyone.hand_over()
     start, stop, first_leaf = pool[14], pool[15], pool[13]
     trees, size = indexes.trees, len(subsets)
