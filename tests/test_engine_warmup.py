@@ -17,16 +17,23 @@ def test_warm_up_runs_every_option_of_every_method_it_is_given(monkeypatch):
     mdav = registry.get_method("mdav")
     univariate = registry.get_method("optimal-univariate")
     monkeypatch.setattr(warmup, "methods", lambda: (mdav, univariate))
+    from core.methods import spatial_parallel, task_helper
+    started = []
+    original = task_helper.TaskHelper.__init__
+    monkeypatch.setattr(task_helper.TaskHelper, "__init__",
+                        lambda self, *a, **kw: started.append(type(self).__name__)
+                        or original(self, *a, **kw))
     reports = []
     assert warmup.warm_up(report=reports.append) > 0
     # MDAV: 2 growths × 3 refinements; the univariate method refuses three attributes
-    # and runs on the single one; then MDAV on 4,000 records, for the helper thread.
-    assert len(reports) == 8
+    # and runs on the single one; then MDAV and tc-tfirst on 10,000 records, for the
+    # helper threads (each must start one, whatever other tests compiled before).
+    assert len(reports) == 9
     assert sum(r.startswith("optimal-univariate") for r in reports) == 1
-    assert reports[-1] == "mdav on two threads: compiled"
-    from core.methods import spatial_parallel
+    assert reports[-2:] == ["mdav on two threads: compiled",
+                            "tc-tfirst on two threads: compiled"]
     if spatial_parallel.helper_wanted(6):
-        assert spatial_parallel._serve.signatures  # the helper's loop ran, compiled
+        assert started[-2:] == ["SearchHelper", "TaskHelper"]
 
 
 def test_the_command_line_flag_warms_up_and_exits(monkeypatch, capsys):

@@ -9,8 +9,8 @@ administrator preparing a shared installation).
 
 Every registered method runs, with each of its options, on a small synthetic table,
 through :func:`core.pipeline.run.anonymize`, so the measures, the verifier and the
-t-closeness steps are compiled as well, and MDAV once more on 4,000 records, for the
-searches' helper thread. A method that refuses the small table is skipped: warming up is
+t-closeness steps are compiled as well, and MDAV and tc-tfirst once more on 10,000
+records, for their helper threads. A method that refuses the small table is skipped: warming up is
 a convenience, never a check.
 """
 
@@ -28,6 +28,7 @@ from core.errors import MicroaggError
 from core.methods.contract import Options
 from core.methods.heuristics import fixed_size
 from core.methods.registry import methods
+from core.methods.tfirst import tc_tfirst
 from core.pipeline.run import anonymize
 
 __all__ = ["warm_up"]
@@ -80,7 +81,16 @@ def warm_up(report=print) -> float:
                 break
     # A run of a few thousand records or more searches on two threads
     # (core.methods.spatial_parallel); one such run compiles the helper's loop too.
-    fixed_size(np.random.default_rng(0).normal(size=(4000, 3)), k=3, first="mdav")
+    # MDAV's helper serves trees of six levels or more (leaves of up to 128 rows): 10,000
+    # records (4,000, the size before the leaves grew, no longer reached it).
+    X = np.random.default_rng(0).normal(size=(10_000, 3))
+    fixed_size(X, k=3, first="mdav")
     if report is not None:
         report("mdav on two threads: compiled")
+    # tc-tfirst shares each cluster's searches between two threads (its pool of every
+    # record has leaves of 32: from about 2,000 records); one such run compiles that
+    # helper's loop (core.methods.task_helper).
+    tc_tfirst(X, X[:, 0] + X[:, 1], k=3, t=0.5)
+    if report is not None:
+        report("tc-tfirst on two threads: compiled")
     return time.perf_counter() - began
