@@ -131,6 +131,7 @@ class CompareView(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
         layout.addWidget(splitter, 1)
+        self.table.hide()  # until there is something to compare (an empty strip else)
         self._draw_bars()
 
     def set_runs(self, history: History, numbers: list[int]) -> None:
@@ -150,8 +151,10 @@ class CompareView(QWidget):
             self.frame = None
             self.title.setText("Choose two or more runs in the History tab and press "
                                "Compare selected.")
+            self.table.hide()
             self._draw_bars()
             return
+        self.table.show()
         frame = self.frame = self.history.compare(self.numbers)
         self.title.setText(f"Comparing {len(self.numbers)} runs. Best value per measure "
                            "in bold on green.")

@@ -111,7 +111,10 @@ def test_empty_history_shows_a_hint(qtbot):
 def test_compare_view_highlights_the_best_value_per_measure(qtbot, history):
     view = CompareView()
     qtbot.addWidget(view)
+    view.show()
+    assert not view.table.isVisible()  # no empty strip before there is a comparison
     view.set_runs(history, [1, 2, 4])
+    assert view.table.isVisible()
     frame = view.frame
     assert view.table_model.columnCount() == 3 and view.table_model.rowCount() == len(frame)
     best = set(view.best_cells())
@@ -134,6 +137,8 @@ def test_compare_view_highlights_the_best_value_per_measure(qtbot, history):
     history.remove(2)
     view.refresh()
     assert list(view.frame.columns) == ["#1 MDAV k=3", "#4 MDAV k=7"]
+    view.set_runs(history, [])
+    assert not view.table.isVisible() and view.frame is None
 
 
 def test_sweep_panel_form_is_checked_against_the_constraint(qtbot):
