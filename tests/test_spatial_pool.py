@@ -213,9 +213,9 @@ def test_kfirst_on_the_spatial_pool_equals_reference(distinct_rows, monkeypatch)
 @given(n=st.integers(1, 400), d=st.integers(1, 4), seed=st.integers(0, 10**6),
        kind=st.sampled_from(["normal", "grid", "few rows", "signed zeros"]))
 def test_removals_leave_the_nodes_as_a_full_refresh_would(n, d, seed, kind):
-    """Removal refreshes only the nodes a row bounded (spatial_pool_kernels.row_emptied);
-    every count, live box and largest ρ² must still be what recomputing every node gives
-    (a box left too wide would only slow the searches, so answers alone would not tell)."""
+    """After every removal, every count, live box and largest ρ² is what recomputing
+    every node gives (a box left too wide would only slow the searches, so answers alone
+    would not tell)."""
     from core.methods import spatial_index, spatial_pool
 
     rng = np.random.default_rng(seed)

@@ -32,11 +32,11 @@ from __future__ import annotations
 import numpy as np
 
 from core.compiled import kernel
-from core.methods.spatial_index import _leaf_distances, _min_box2, _push_children, _refresh_node
+from core.methods.spatial_index import _leaf_distances, _min_box2, _push_children, _refresh
 from core.methods.spatial_search import _vacate
 
-__all__ = ["find_live", "remove_records", "row_emptied", "nearest_live", "scan_rows",
-           "sample_rows", "bucket_rows", "take_next"]
+__all__ = ["find_live", "remove_records", "nearest_live", "scan_rows", "sample_rows",
+           "bucket_rows", "take_next"]
 
 
 def _find(nxt, slot):
@@ -49,62 +49,6 @@ def _find(nxt, slot):
         nxt[slot] = root
         slot = following
     return root
-
-
-def _bounds(t, leaf, P, rho2, lo, hi, cnt, top):
-    """Whether row t (live) bounds its leaf: its box in some attribute, or its largest
-    ρ², or it is the leaf's only live row."""
-    if cnt[leaf] == 1 or rho2[t] >= top[leaf]:
-        return True
-    for j in range(P.shape[1]):
-        if P[t, j] <= lo[leaf, j] or P[t, j] >= hi[leaf, j]:
-            return True
-    return False
-
-
-def _node_changed(node, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top):
-    """Recompute ``node`` (:func:`~core.methods.spatial_index._refresh_node`); whether
-    its box, largest ρ² or having live rows changed."""
-    had, old_top = cnt[node] > 0, top[node]
-    d = P.shape[1]
-    lo_row, hi_row = lo[node].copy(), hi[node].copy()
-    _refresh_node(node, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
-    if (cnt[node] > 0) != had or top[node] != old_top:
-        return True
-    for j in range(d):
-        if lo[node, j] != lo_row[j] or hi[node, j] != hi_row[j]:
-            return True
-    return False
-
-
-def _row_emptied(t, leaf, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top):
-    """Row t of ``leaf`` has just emptied (``head[t] == end[t]``): the counts, boxes and
-    largest ρ² of its leaf and the nodes above as
-    :func:`~core.methods.spatial_index._refresh` leaves them, recomputing only what
-    can change. A row strictly inside its leaf's box in every attribute, below its
-    largest ρ² and not alone there changes no box (a minimum or maximum stays when a
-    value above or below it leaves): only the counts fall. Otherwise the nodes are
-    recomputed upwards until one comes out unchanged; above it, again only the counts
-    fall. The nodes' state is read as it was with row t live (the row's queue has
-    emptied, its leaf not yet refreshed)."""
-    if not _bounds(t, leaf, P, rho2, lo, hi, cnt, top):
-        node = leaf
-        while True:
-            cnt[node] -= 1
-            if node == 0:
-                return
-            node = (node - 1) // 2
-    node = leaf
-    changed = True
-    while True:
-        if changed:
-            changed = _node_changed(node, first_leaf, start, stop, head, end, P, rho2, lo,
-                                    hi, cnt, top)
-        else:
-            cnt[node] -= 1
-        if node == 0:
-            return
-        node = (node - 1) // 2
 
 
 def _remove(records, slot_of, nxt, row_of, leaf_of, alive, first_leaf, start, stop, head,
@@ -127,8 +71,8 @@ def _remove(records, slot_of, nxt, row_of, leaf_of, alive, first_leaf, start, st
             if following >= end[t]:
                 head[t] = end[t]
                 solo[t] = -2
-                _row_emptied(t, leaf_of[t], first_leaf, start, stop, head, end, P, rho2,
-                             lo, hi, cnt, top)
+                _refresh(leaf_of[t], first_leaf, start, stop, head, end, P, rho2, lo, hi,
+                         cnt, top)
                 _vacate(t, leaf_of[t] - first_leaf, start[leaf_of[t]], screen)
                 continue
             head[t] = following
@@ -374,12 +318,12 @@ def _take_bucket(floor_d2, floor_id, m, blocked, nxt, head, end, members, rows_d
     return _finish(cand_d2, cand_id, size, m), kept
 
 
-for _name in ("_find", "_bounds", "_node_changed", "_row_emptied", "_remove", "_after",
-              "_select_pairs", "_shrink", "_finish", "_offer_row", "_nearest", "_scan",
-              "_sample", "_bucket", "_take_bucket", "_take"):
+for _name in ("_find", "_remove", "_after", "_select_pairs", "_shrink", "_finish",
+              "_offer_row", "_nearest", "_scan", "_sample", "_bucket", "_take_bucket",
+              "_take"):
     _compiled = kernel(globals()[_name])
     if _compiled is not None:
         globals()[_name] = _compiled
 
-find_live, remove_records, row_emptied, nearest_live = _find, _remove, _row_emptied, _nearest
+find_live, remove_records, nearest_live = _find, _remove, _nearest
 scan_rows, sample_rows, bucket_rows, take_next = _scan, _sample, _bucket, _take
