@@ -41,25 +41,21 @@ def numeric_matrix(table: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
             raise MicroaggError(
                 f"Column '{column}' is not numeric. Recode it or give it another role."
             ) from None
-        if np.isfinite(values).all():
-            converted.append(values)
-            continue
-        missing = np.isnan(values)
-        if missing.any():
-            rows = np.flatnonzero(missing)
-            raise MicroaggError(
-                f"Column '{column}' has {rows.size} missing value(s) (first at data row "
-                f"{rows[0] + 1}). Impute or remove those rows, or give the column another "
-                "role."
-            )
-        infinite = np.isinf(values)
-        if infinite.any():
-            rows = np.flatnonzero(infinite)
+        if not np.isfinite(values).all():  # one pass over a clean column; the cause after
+            missing = np.isnan(values)
+            if missing.any():
+                rows = np.flatnonzero(missing)
+                raise MicroaggError(
+                    f"Column '{column}' has {rows.size} missing value(s) (first at data row "
+                    f"{rows[0] + 1}). Impute or remove those rows, or give the column "
+                    "another role."
+                )
+            rows = np.flatnonzero(np.isinf(values))  # what is left: infinite values
             raise MicroaggError(
                 f"Column '{column}' has {rows.size} infinite value(s) (first at data row "
                 f"{rows[0] + 1}). Replace them with finite values."
             )
-        converted.append(values)  # not reached: a value that is not finite is one of those
+        converted.append(values)
     # Written a block of rows at a time: the rows being filled stay in the cache, where
     # a whole column at a time would pass over the matrix once per column.
     out = np.empty((len(table), len(columns)), dtype=np.float64)

@@ -295,7 +295,7 @@ def link_queries(points: np.ndarray, multiplicity: np.ndarray, queries: np.ndarr
     points = np.ascontiguousarray(points, dtype=np.float64)
     queries = np.ascontiguousarray(queries, dtype=np.float64)
     if tree is None:
-        tree = _build_compiled(points, _LEAF_SIZE)
+        tree = build_tree(points)
     index, ordered, start, stop, left, right, split_dim, split_value, low, high, _ = tree
     weight = np.asarray(multiplicity, dtype=np.float64)[index]
     position = np.empty(len(index), dtype=np.int64)
