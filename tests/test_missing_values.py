@@ -222,3 +222,12 @@ def test_a_later_error_says_how_rows_are_counted_after_setting_aside():
     with pytest.raises(MicroaggError, match=r"'b' is not numeric \(data row 3: 'x'\).*"
                                             "counted among the 6 records left"):
         anonymize(table, RoleSpec(quasi_identifiers=("a", "b")), k=2, missing="exclude")
+
+
+def test_an_infinite_value_is_named_with_its_column_and_row():
+    from core.data.prepare import numeric_matrix
+
+    table = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [1.0, -np.inf, np.inf]})
+    with pytest.raises(MicroaggError, match=r"Column 'b' has 2 infinite value\(s\) "
+                                            r"\(first at data row 2\)"):
+        numeric_matrix(table, ["a", "b"])
