@@ -16,7 +16,7 @@ from core.progress import TaskState
 from core.verify.rows import DistinctRows, distinct_rows
 
 __all__ = ["real_anonymity", "record_linkage", "LinkageOriginals", "linkage_originals",
-           "interval_disclosure", "inside_count"]
+           "interval_disclosure", "inside_count", "inside_counts"]
 
 
 _TIE_TOLERANCE = TIE_TOLERANCE
@@ -188,7 +188,7 @@ def interval_disclosure(raw: np.ndarray, raw_masked: np.ndarray, *,
 
 
 def inside_count(original: np.ndarray, masked: np.ndarray, *, interval: float = 1.0,
-                 classes: np.ndarray | None = None) -> int:
+                 classes: np.ndarray | None = None, ordered: np.ndarray | None = None) -> int:
     """How many original values of one attribute lie in their masked value's interval.
 
     The interval of :func:`interval_disclosure`, for one column of n values.
@@ -204,12 +204,14 @@ def inside_count(original: np.ndarray, masked: np.ndarray, *, interval: float = 
         positions are then searched once per class. Either way the masked values are
         searched in sorted order (the same positions; a sorted search walks the
         original values once instead of jumping across them).
+    ordered : ndarray of shape (n_records,), optional
+        ``numpy.sort(original)``, when made ahead.
     """
     n = len(original)
     if n == 0:
         return 0
     w = math.ceil(interval / 100.0 * n - 1e-9)
-    ordered = np.sort(original)
+    ordered = np.sort(original) if ordered is None else ordered
     by_value = np.argsort(masked)  # equal values have equal positions: any order
     rho = np.empty(len(masked), dtype=np.int64)
     rho[by_value] = np.searchsorted(ordered, masked[by_value], side="left")
@@ -224,6 +226,75 @@ def inside_count(original: np.ndarray, masked: np.ndarray, *, interval: float = 
     low = ordered[np.maximum(rho - w, 0)]
     high = ordered[np.minimum(rho + w, n - 1)]
     return int(np.count_nonzero((original >= low) & (original <= high)))
+
+
+def inside_counts(original: np.ndarray, masked: np.ndarray, columns, classes: np.ndarray, *,
+                  interval: float = 1.0, ordered=None) -> dict[int, int]:
+    """:func:`inside_count` of each column in ``columns``, in one pass over the records.
+
+    Parameters
+    ----------
+    original : ndarray of shape (n_records, n_attributes)
+    masked : ndarray of shape (n_classes, n_attributes)
+        The masked values of each class of records released alike.
+    columns : sequence of int
+    classes : ndarray of shape (n_records,)
+        The class of every record.
+    interval : float
+    ordered : mapping, optional
+        Column → ``numpy.sort(original[:, column])``, when made ahead; a value may also
+        be anything with a ``result()`` that returns it.
+
+    Each class's interval bounds are looked up once, so a record reads its class's
+    bounds (one row) instead of two random entries of each sorted column: the same
+    comparisons as :func:`inside_count`, hence the same counts.
+    """
+    columns = [int(j) for j in columns]
+    n = len(original)
+    if n == 0 or not columns:
+        return {j: 0 for j in columns}
+    w = math.ceil(interval / 100.0 * n - 1e-9)
+    low = np.empty((len(masked), len(columns)))
+    high = np.empty((len(masked), len(columns)))
+    for t, j in enumerate(columns):
+        sorted_column = None if ordered is None else ordered[j]
+        if hasattr(sorted_column, "result"):
+            sorted_column = sorted_column.result()
+        if sorted_column is None:
+            sorted_column = np.sort(original[:, j])
+        values = np.ascontiguousarray(masked[:, j], dtype=np.float64)
+        by_value = np.argsort(values)  # equal values have equal positions: any order
+        rho = np.empty(len(values), dtype=np.int64)
+        rho[by_value] = np.searchsorted(sorted_column, values[by_value], side="left")
+        np.minimum(rho, n - 1, out=rho)
+        low[:, t] = sorted_column[np.maximum(rho - w, 0)]
+        high[:, t] = sorted_column[np.minimum(rho + w, n - 1)]
+    classes = np.asarray(classes, dtype=np.int64)
+    picked = np.asarray(columns, dtype=np.int64)
+    if _inside_rows_compiled is not None:
+        counts = _inside_rows_compiled(np.asarray(original, dtype=np.float64), picked,
+                                       classes, low, high)
+    else:
+        counts = [np.count_nonzero((original[:, j] >= low[classes, t])
+                                   & (original[:, j] <= high[classes, t]))
+                  for t, j in enumerate(columns)]
+    return {j: int(counts[t]) for t, j in enumerate(columns)}
+
+
+def _inside_rows(original, columns, classes, low, high):
+    """Per column, the records whose value lies in its class's ``[low, high]``."""
+    m = len(columns)
+    counts = np.zeros(m, dtype=np.int64)
+    for i in range(len(original)):
+        c = classes[i]
+        for t in range(m):
+            x = original[i, columns[t]]
+            if x >= low[c, t] and x <= high[c, t]:
+                counts[t] += 1
+    return counts
+
+
+_inside_rows_compiled = kernel(_inside_rows)
 
 
 def _inside(original, rho, classes, ordered, w):

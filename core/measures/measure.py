@@ -85,14 +85,14 @@ from core.errors import MicroaggError
 
 from core.data.encoding import Encoding, encode
 from core.data.roles import Level, RoleSpec
-from core.measures.disclosure import inside_count, linkage_originals, record_linkage
+from core.measures.disclosure import inside_counts, linkage_originals, record_linkage
 from core.measures.scenarios import intruder_scenarios, parse_known
-from core.measures.utility import il1_mixed
+from core.measures.utility import il1_mixed, mixed_moments
 from core.privacy.attributes import class_emds, tclose_attributes
 from core.progress import TaskState
 from core.verify.rows import distinct_rows
 
-__all__ = ["Measures", "ScenarioFigures", "measure"]
+__all__ = ["Measures", "MeasuresAhead", "ScenarioFigures", "measure"]
 
 
 @dataclass(frozen=True)
@@ -201,11 +201,76 @@ class Measures:
         return out
 
 
+class MeasuresAhead:
+    """The measures' work on the original alone, started before there is a release.
+
+    The search tree over the originals of the first intruder scenario, the sorted
+    original columns of ID and the original's IL1 moments depend on the original table
+    only. :func:`core.pipeline.run.run` starts them on a helper thread (``executor``)
+    while the method partitions the records, and :func:`measure` takes them instead of
+    computing them again; each is computed by the same function either way, so the
+    figures do not depend on it. Every figure is still computed on the released table,
+    once it is final.
+
+    Parameters
+    ----------
+    encoding : Encoding
+        The original's quasi-identifiers measured; :func:`measure` uses this object only
+        with the same ``encoding`` (the same object) and the same scenarios.
+    scenario_sets : sequence of column-name sequences
+        The intruder scenarios, as :func:`measure` will resolve them.
+    executor : concurrent.futures.Executor
+        Where the work runs; its owner shuts it down.
+    """
+
+    def __init__(self, encoding: Encoding, scenario_sets, executor):
+        self.encoding = encoding
+        self.scenario_sets = tuple(tuple(s) for s in scenario_sets)
+        qi = [a.name for a in encoding.attributes]
+        nominal = _nominal(encoding)
+        self.linkage = _Work(executor, linkage_originals,
+                             _known(encoding.X, encoding, self.scenario_sets[0]))
+        self.ordered = {j: _Work(executor, np.sort, encoding.values[:, j])
+                        for j in _ordered_columns(qi, self.scenario_sets, nominal)}
+        self.moments = _Work(executor, mixed_moments, encoding.values, nominal)
+
+    def serves(self, encoding: Encoding, scenario_sets) -> bool:
+        """Whether this work was started for ``encoding`` and ``scenario_sets``."""
+        return (encoding is self.encoding
+                and tuple(tuple(s) for s in scenario_sets) == self.scenario_sets)
+
+
+class _Work:
+    """A call submitted to an executor; :meth:`result` makes it on the calling thread
+    instead when no thread has started it yet (rather than wait behind other work)."""
+
+    def __init__(self, executor, function, *args):
+        self._call = (function, args)
+        self._future = executor.submit(function, *args)
+
+    def result(self):
+        if self._future.cancel():  # still queued: it will never run there
+            function, args = self._call
+            return function(*args)
+        return self._future.result()
+
+
+def _nominal(encoding: Encoding) -> np.ndarray:
+    return np.array([a.level is Level.NOMINAL for a in encoding.attributes])
+
+
+def _ordered_columns(qi, scenario_sets, nominal) -> list[int]:
+    """The quasi-identifiers (positions) whose ID needs the original's sorted values."""
+    return sorted({qi.index(c) for subset in scenario_sets for c in subset
+                   if not nominal[qi.index(c)]})
+
+
 def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
             known=None, scenarios: str = "all", scenario_size: int | None = None,
             n_scenarios: int = 10, interval: float = 1.0, seed: int | None = 0,
             kinds=None, encoding: Encoding | None = None,
-            state: TaskState | None = None) -> Measures:
+            state: TaskState | None = None,
+            ahead: MeasuresAhead | None = None) -> Measures:
     """Compute every measure of Section 2.3 for ``masked`` against ``original``.
 
     Parameters
@@ -230,6 +295,9 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
         here when not given.
     state : TaskState, optional
         Progress (one span per scenario's record linkage) and cancellation.
+    ahead : MeasuresAhead, optional
+        The work on the original alone, started ahead for this ``encoding`` and these
+        scenarios (ignored otherwise). The figures are the same.
 
     Returns
     -------
@@ -289,9 +357,10 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
     helpers = ThreadPoolExecutor(max_workers=max(1, min(2, (os.cpu_count() or 2) - 1)),
                                  thread_name_prefix="measures")
     try:
-        first = helpers.submit(linkage_originals, _known(Z, encoding, scenario_sets[0]))
+        if ahead is None or not ahead.serves(encoding, scenario_sets):
+            ahead = MeasuresAhead(encoding, scenario_sets, helpers)
         return _measure(original, masked, roles, qi, scenario_sets, encoding, raw,
-                        raw_masked, Z, interval, kinds, state, helpers, first)
+                        raw_masked, Z, interval, kinds, state, helpers, ahead)
     finally:
         helpers.shutdown(wait=True, cancel_futures=True)
 
@@ -303,10 +372,10 @@ def _known(Z: np.ndarray, encoding: Encoding, subset) -> np.ndarray:
 
 
 def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_masked, Z,
-             interval, kinds, state, helpers, prepared) -> Measures:
+             interval, kinds, state, helpers, ahead) -> Measures:
     """The figures of :func:`measure` from its checked, encoded inputs."""
     Z_masked = encoding.embed(raw_masked)
-    nominal = np.array([a.level is Level.NOMINAL for a in encoding.attributes])
+    nominal = _nominal(encoding)
     if not encoding.numeric:  # ordinal or nominal: distances to the released category
         sse = float(encoding.squared_distances(raw_masked).sum())
         sst = encoding.total_sum_of_squares()
@@ -327,12 +396,12 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
     representatives = keys[found.first]
     # ID counts per attribute, shared by the scenarios, started at once on the helpers.
     strata_columns = list(range(len(qi), keys.shape[1]))
-    needed = sorted({qi.index(c) for subset in scenario_sets for c in subset
-                     if not nominal[qi.index(c)]})
-    inside_done = {j: helpers.submit(inside_count, raw[:, j], raw_masked[found.first, j],
-                                     interval=float(interval), classes=found.inverse)
-                   for j in needed}
-    il1, components = il1_mixed(raw, raw_masked, nominal)
+    inside_done = helpers.submit(inside_counts, raw, raw_masked[found.first],
+                                 list(ahead.ordered), found.inverse,
+                                 interval=float(interval), ordered=ahead.ordered)
+    # IL1 on the helpers too: record linkage, the longest step, starts at once here.
+    il1_done = helpers.submit(_il1_ahead, raw, raw_masked, nominal, ahead.moments)
+    prepared = ahead.linkage
     figures = []
     for number, subset in enumerate(scenario_sets):
         columns = [qi.index(c) for c in subset]
@@ -347,7 +416,7 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
                              state=state.sub(number / len(scenario_sets),
                                              (number + 1) / len(scenario_sets)))
         # = interval_disclosure(raw[:, ordered], raw_masked[:, ordered]), per attribute once
-        disclosed = (float(100.0 * (sum(inside_done[j].result() for j in ordered)
+        disclosed = (float(100.0 * (sum(inside_done.result()[j] for j in ordered)
                                     / (n * len(ordered))))
                      if ordered else 0.0)
         if unordered:
@@ -360,6 +429,7 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
                                        order="any").n_classes),
             dld=dld, id=disclosed,
         ))
+    il1, components = il1_done.result()
     dld = float(np.mean([f.dld for f in figures]))
     idisc = float(np.mean([f.id for f in figures]))
     dr = float(np.mean([f.dr for f in figures]))
@@ -382,6 +452,11 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
         class_emd=class_emd,
         max_emd={name: float(v.max()) for name, v in class_emd.items()},
     )
+
+
+def _il1_ahead(raw, raw_masked, nominal, moments):
+    """:func:`il1_mixed` with the original's moments made ahead (a ``_Work``)."""
+    return il1_mixed(raw, raw_masked, nominal, moments=moments.result())
 
 
 def _stratum_codes(masked: pd.DataFrame, roles: RoleSpec) -> np.ndarray:

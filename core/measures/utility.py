@@ -5,37 +5,68 @@ The definition is in :mod:`core.measures.measure.measure`'s notes (Nin, Mic1D-k,
 
 from __future__ import annotations
 
+from typing import NamedTuple
 
 import numpy as np
 
 from core.compiled import kernel
 from core.data.prepare import constant_columns
 
-__all__ = ["information_loss_il1", "il1_mixed"]
+__all__ = ["information_loss_il1", "il1_mixed", "Moments", "original_moments",
+           "mixed_moments"]
 
 
-def il1_mixed(raw: np.ndarray, raw_masked: np.ndarray,
-               nominal: np.ndarray) -> tuple[float, dict]:
-    """IL1 with nominal attributes in the data term only (module notes)."""
+class Moments(NamedTuple):
+    """The original's side of IL1: means, population covariance and correlation matrices."""
+
+    mean: np.ndarray
+    covariance: np.ndarray
+    correlation: np.ndarray
+
+
+def original_moments(raw: np.ndarray) -> Moments:
+    """:class:`Moments` of ``raw`` (n_records × n_attributes), a function of it alone."""
+    mean = raw.mean(axis=0)
+    covariance = _covariance(raw, mean)
+    return Moments(mean, covariance, _correlation(raw, covariance))
+
+
+def mixed_moments(raw: np.ndarray, nominal: np.ndarray) -> Moments | None:
+    """The :class:`Moments` :func:`il1_mixed` takes of ``raw`` (None: all nominal)."""
+    if nominal.all():
+        return None
+    return original_moments(raw if not nominal.any() else raw[:, ~nominal])
+
+
+def il1_mixed(raw: np.ndarray, raw_masked: np.ndarray, nominal: np.ndarray, *,
+              moments: Moments | None = None) -> tuple[float, dict]:
+    """IL1 with nominal attributes in the data term only (module notes).
+
+    ``moments`` is :func:`mixed_moments` of ``raw`` and ``nominal`` when made ahead.
+    """
     if not nominal.any():
-        return information_loss_il1(raw, raw_masked)
+        return information_loss_il1(raw, raw_masked, moments=moments)
     changed = float((raw[:, nominal] != raw_masked[:, nominal]).mean())
     share = float(nominal.mean())
     if nominal.all():
         return 100.0 * changed, {"data": changed, "covariances": 0.0, "variances": 0.0,
                                  "correlations": 0.0, "means": 0.0}
-    _, components = information_loss_il1(raw[:, ~nominal], raw_masked[:, ~nominal])
+    _, components = information_loss_il1(raw[:, ~nominal], raw_masked[:, ~nominal],
+                                         moments=moments)
     components["data"] = (1.0 - share) * components["data"] + share * changed
     terms = ("data", "covariances", "variances", "correlations")
     return 100.0 * sum(components[t] for t in terms) / 4, components
 
 
-def information_loss_il1(raw: np.ndarray, raw_masked: np.ndarray) -> tuple[float, dict]:
+def information_loss_il1(raw: np.ndarray, raw_masked: np.ndarray, *,
+                         moments: Moments | None = None) -> tuple[float, dict]:
     """IL1 = 100·(MV(X,X′) + MV(V,V′) + MV(S,S′) + MAE(R,R′))/4 (module notes).
 
     Parameters
     ----------
     raw, raw_masked : ndarray of shape (n_records, n_attributes)
+    moments : Moments, optional
+        :func:`original_moments` of ``raw``, when made ahead (the same figures).
 
     Returns
     -------
@@ -51,14 +82,14 @@ def information_loss_il1(raw: np.ndarray, raw_masked: np.ndarray) -> tuple[float
     0.0
     """
     upper = np.triu_indices(raw.shape[1])
-    mean, mean_masked = raw.mean(axis=0), raw_masked.mean(axis=0)
-    V, V_masked = _covariance(raw, mean), _covariance(raw_masked, mean_masked)
+    mean, V, R = moments if moments is not None else original_moments(raw)
+    masked = original_moments(raw_masked)
+    mean_masked, V_masked = masked.mean, masked.covariance
     components = {
         "data": _mean_variation(raw, raw_masked),
         "covariances": _mean_variation(V[upper], V_masked[upper]),
         "variances": _mean_variation(np.diag(V), np.diag(V_masked)),
-        "correlations": float(np.mean(np.abs(_correlation(raw, V)[upper]
-                                             - _correlation(raw_masked, V_masked)[upper]))),
+        "correlations": float(np.mean(np.abs(R[upper] - masked.correlation[upper]))),
     }
     il1 = 100.0 * sum(components.values()) / 4
     components["means"] = _mean_variation(mean, mean_masked)

@@ -24,13 +24,14 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
 
 from core.data.aggregate import aggregate
 from core.privacy.noise import add_laplace_noise
-from core.measures.measure import measure
+from core.measures.measure import MeasuresAhead, measure
 from core.measures.partition import partition_metrics
 from core.pipeline.missing import flag_column_name, put_back
 from core.pipeline.partition import dense_ranks, partition_blocks, recode_merged_strata
@@ -57,8 +58,25 @@ def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
     """
     started = time.perf_counter()
     state = state or TaskState()
+    state.step(0.0, f"{plan.method.label}: preparing")
+    # One helper thread: first the measures' work on the original alone (it overlaps
+    # the method), then the verifier (beside the measures). A cancelled or failed run
+    # does not wait for it.
+    helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="run")
+    try:
+        result = _run(plan, state, started, helper)
+    except BaseException:
+        helper.shutdown(wait=False, cancel_futures=True)
+        raise
+    helper.shutdown(wait=True)
+    return result
+
+
+def _run(plan: RunPlan, state: TaskState, started: float,
+         helper: ThreadPoolExecutor) -> AnonymizationResult:
+    """:func:`run`'s stages, with ``helper`` for the work beside the main thread."""
     spec, table, roles = plan.method, plan.table, plan.roles
-    state.step(0.0, f"{spec.label}: preparing")
+    ahead = MeasuresAhead(plan.encoding, plan.scenarios, helper)
 
     # 1. partition
     values = None
@@ -104,19 +122,22 @@ def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
             released[column] = buckets.recode(table[column]).to_numpy()
     state.check()
 
-    # 4. the released table is final; 5. measure and verify it
+    # 4. the released table is final; 5. measure and verify it (the verifier on the
+    # helper thread, beside the measures: both only read the final table)
     state.step(0.85, "measuring disclosure risk and utility")
-    measures = measure(table, released, roles, known=list(plan.scenarios),
-                       seed=plan.seed, encoding=plan.encoding, state=state.sub(0.85, 0.95))
     # Mic1D-k's k counts values: the record-level check is against the smallest
     # meaningful class size, 2. A per-attribute method promises nothing per attribute
     # that matters to an intruder who knows several: verify the whole table.
-    state.step(0.95, "verifying the released table")
-    check = spec.guarantee.check(
-        table, released, roles, k=2 if spec.masks_values else plan.k,
-        t=plan.parameters.get("t"),
+    verifying = helper.submit(
+        spec.guarantee.check, table, released, roles,
+        k=2 if spec.masks_values else plan.k, t=plan.parameters.get("t"),
         blocks=None if spec.scope == "per-attribute" else plan.blocks,
         encoding=plan.encoding)
+    measures = measure(table, released, roles, known=list(plan.scenarios),
+                       seed=plan.seed, encoding=plan.encoding, state=state.sub(0.85, 0.95),
+                       ahead=ahead)
+    state.step(0.95, "verifying the released table")
+    check = verifying.result()
     if not check.passed:
         raise GuaranteeNotMet(f"{spec.label} did not produce {check.failure} "
                               "Nothing was released.")

@@ -1,0 +1,183 @@
+"""The measures' work on the original, made ahead, and the verifier beside the measures.
+
+A run starts the search tree over the originals, the sorted original columns and the
+original's IL1 moments on a helper thread while the method runs, and verifies the
+release there while the measures run. The figures must be those of the plain path, the
+fused interval-disclosure count that of the per-column count, and a cancelled run must
+neither wait for the helper nor leave work queued on it.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import core.measures.disclosure as disclosure
+from core import Cancelled, TaskState, anonymize
+from core.data.encoding import encode
+from core.data.roles import RoleSpec
+from core.measures.disclosure import inside_count, inside_counts
+from core.measures.measure import MeasuresAhead, measure
+from core.pipeline.plan import prepare_run
+from core.pipeline.run import run
+
+# ``core.measures.measure`` is also the name of the function the package exports.
+measure_code = sys.modules["core.measures.measure"]
+run_code = sys.modules["core.pipeline.run"]
+
+
+# ----------------------------------------------------------------- fused ID count
+@settings(max_examples=120, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 90), st.integers(1, 4),
+       st.sampled_from([2, 5, 100]), st.sampled_from([0.5, 1.0, 10.0, 100.0]),
+       st.booleans())
+def test_inside_counts_is_inside_count_of_each_column(seed, n, d, distinct, interval,
+                                                       ahead):
+    rng = np.random.default_rng(seed)
+    original = rng.integers(0, distinct, (n, d)).astype(float)
+    classes = rng.integers(0, max(1, n // 3), n)
+    masked = (rng.integers(0, distinct + 1, (int(classes.max()) + 1, d)).astype(float)
+              - rng.choice([0.0, 0.5], d))
+    columns = sorted(rng.choice(d, size=int(rng.integers(1, d + 1)), replace=False))
+    ordered = {j: np.sort(original[:, j]) for j in columns} if ahead else None
+    expected = {j: inside_count(original[:, j], masked[:, j], interval=interval,
+                                classes=classes) for j in columns}
+    assert inside_counts(original, masked, columns, classes, interval=interval,
+                         ordered=ordered) == expected
+    saved, disclosure._inside_rows_compiled = disclosure._inside_rows_compiled, None
+    try:  # the numpy path gives the same counts
+        assert inside_counts(original, masked, columns, classes,
+                             interval=interval) == expected
+    finally:
+        disclosure._inside_rows_compiled = saved
+
+
+def test_inside_counts_catches_a_one_rank_wider_interval():
+    """A mutation check: the interval's ends are ranks ρ ± w, not ρ ± (w + 1)."""
+    original = np.arange(200.0)[:, None]
+    masked = np.array([[50.0]])
+    classes = np.zeros(200, dtype=np.int64)
+    # w = 2 ranks: values 48..52 are inside, 47 and 53 are not
+    assert inside_counts(original, masked, [0], classes, interval=1.0) == {0: 5}
+
+
+# ----------------------------------------------------------------- the work made ahead
+def _tables(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    table = pd.DataFrame({
+        "age": rng.integers(18, 90, n).astype(float),
+        "wage": rng.lognormal(10, 1, n),
+        "hours": rng.integers(10, 60, n).astype(float),
+        "region": rng.choice(["N", "S", "E", "W"], n),
+    })
+    roles = RoleSpec(quasi_identifiers=("age", "wage", "hours", "region"))
+    return table, roles
+
+
+def _same_measures(a, b):
+    for name in ("k_prime", "sse", "sst", "il", "il1", "dld", "id", "dr", "score"):
+        assert getattr(a, name) == getattr(b, name), name
+    assert a.il1_components == b.il1_components
+    assert a.scenarios == b.scenarios
+    assert np.array_equal(a.classes, b.classes)
+
+
+@pytest.mark.parametrize("scenarios", ["all", "singles", "pairs"])
+def test_measures_with_the_work_made_ahead_are_the_plain_measures(scenarios):
+    table, roles = _tables()
+    result = anonymize(table, roles, "mdav", k=4)
+    encoding = encode(table, roles, strict=False)
+    plain = measure(table, result.masked, roles, scenarios=scenarios, encoding=encoding)
+    sets = [s.known for s in plain.scenarios]
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        ahead = MeasuresAhead(encoding, sets, executor)
+        made = measure(table, result.masked, roles, scenarios=scenarios,
+                       encoding=encoding, ahead=ahead)
+    _same_measures(plain, made)
+
+
+def test_work_for_other_scenarios_or_another_encoding_is_not_used():
+    table, roles = _tables()
+    result = anonymize(table, roles, "mdav", k=4)
+    encoding = encode(table, roles, strict=False)
+    plain = measure(table, result.masked, roles, encoding=encoding)
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        wrong = MeasuresAhead(encoding, [("age",)], executor)
+        other = MeasuresAhead(encode(table, roles, strict=False),
+                              [s.known for s in plain.scenarios], executor)
+        assert not wrong.serves(encoding, [s.known for s in plain.scenarios])
+        assert not other.serves(encoding, [s.known for s in plain.scenarios])
+        for ahead in (wrong, other):
+            _same_measures(plain, measure(table, result.masked, roles, encoding=encoding,
+                                          ahead=ahead))
+
+
+def test_queued_work_is_made_on_the_asking_thread():
+    """Work no thread has started is made where it is asked for, not waited for."""
+    gate = threading.Event()
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        executor.submit(gate.wait, 10)  # the helper is busy
+        work = measure_code._Work(executor, threading.get_ident)
+        began = time.perf_counter()
+        assert work.result() == threading.get_ident()
+        assert time.perf_counter() - began < 5
+        gate.set()
+
+
+@pytest.mark.parametrize("method", ["mdav", "pcp"])
+def test_a_run_uses_the_work_made_ahead(monkeypatch, method):
+    table, roles = _tables()
+    seen = []
+    original = measure_code.measure
+
+    def spy(*args, ahead=None, **kwargs):
+        seen.append(ahead)
+        return original(*args, ahead=ahead, **kwargs)
+
+    monkeypatch.setattr(run_code, "measure", spy)
+    plan = prepare_run(table, roles, method, k=4, intruder="pairs")
+    result = run(plan)
+    (ahead,) = seen
+    assert ahead is not None and ahead.serves(plan.encoding,
+                                              [s.known for s in result.measures.scenarios])
+    _same_measures(result.measures, measure(table, result.masked, roles,
+                                            known=list(plan.scenarios)))
+    assert result.verification.passed
+
+
+def test_a_cancel_during_the_method_does_not_wait_for_the_helper(monkeypatch):
+    table, roles = _tables(3000)
+    gate = threading.Event()
+    real = measure_code.linkage_originals
+
+    def slow(Z):  # the helper's first task holds it for a long time
+        gate.wait(30)
+        return real(Z)
+
+    state = TaskState()
+
+    def cancelled_method(*args, **kwargs):  # the user cancels during the method
+        state.cancel()
+        state.check()
+
+    monkeypatch.setattr(measure_code, "linkage_originals", slow)
+    monkeypatch.setattr(run_code, "partition_blocks", cancelled_method)
+    plan = prepare_run(table, roles, "mdav", k=3)
+    began = time.perf_counter()
+    try:
+        with pytest.raises(Cancelled):
+            run(plan, state)
+        assert time.perf_counter() - began < 10
+    finally:
+        gate.set()
+    left = [t for t in threading.enumerate() if t.name.startswith("run")]
+    for thread in left:  # the helper ends with its task; nothing more was queued
+        thread.join(10)
+        assert not thread.is_alive()
