@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import core.measures.ahead as ahead_code
 import core.measures.disclosure as disclosure
 from core import Cancelled, TaskState, anonymize
 from core.data.encoding import encode
@@ -28,8 +29,7 @@ from core.measures.measure import MeasuresAhead, measure
 from core.pipeline.plan import prepare_run
 from core.pipeline.run import run
 
-# ``core.measures.measure`` is also the name of the function the package exports.
-measure_code = sys.modules["core.measures.measure"]
+# ``core.pipeline.run`` is also the name of the function the package exports.
 run_code = sys.modules["core.pipeline.run"]
 
 
@@ -124,7 +124,7 @@ def test_queued_work_is_made_on_the_asking_thread():
     gate = threading.Event()
     with ThreadPoolExecutor(max_workers=1) as executor:
         executor.submit(gate.wait, 10)  # the helper is busy
-        work = measure_code._Work(executor, threading.get_ident)
+        work = ahead_code._Work(executor, threading.get_ident)
         began = time.perf_counter()
         assert work.result() == threading.get_ident()
         assert time.perf_counter() - began < 5
@@ -135,7 +135,7 @@ def test_queued_work_is_made_on_the_asking_thread():
 def test_a_run_uses_the_work_made_ahead(monkeypatch, method):
     table, roles = _tables()
     seen = []
-    original = measure_code.measure
+    original = measure
 
     def spy(*args, ahead=None, **kwargs):
         seen.append(ahead)
@@ -155,7 +155,7 @@ def test_a_run_uses_the_work_made_ahead(monkeypatch, method):
 def test_a_cancel_during_the_method_does_not_wait_for_the_helper(monkeypatch):
     table, roles = _tables(3000)
     gate = threading.Event()
-    real = measure_code.linkage_originals
+    real = ahead_code.linkage_originals
 
     def slow(Z):  # the helper's first task holds it for a long time
         gate.wait(30)
@@ -167,7 +167,7 @@ def test_a_cancel_during_the_method_does_not_wait_for_the_helper(monkeypatch):
         state.cancel()
         state.check()
 
-    monkeypatch.setattr(measure_code, "linkage_originals", slow)
+    monkeypatch.setattr(ahead_code, "linkage_originals", slow)
     monkeypatch.setattr(run_code, "partition_blocks", cancelled_method)
     plan = prepare_run(table, roles, "mdav", k=3)
     began = time.perf_counter()

@@ -85,9 +85,10 @@ from core.errors import MicroaggError
 
 from core.data.encoding import Encoding, encode
 from core.data.roles import Level, RoleSpec
+from core.measures.ahead import MeasuresAhead, known_columns, nominal_mask
 from core.measures.disclosure import inside_counts, linkage_originals, record_linkage
 from core.measures.scenarios import intruder_scenarios, parse_known
-from core.measures.utility import il1_mixed, mixed_moments
+from core.measures.utility import il1_mixed
 from core.privacy.attributes import class_emds, tclose_attributes
 from core.progress import TaskState
 from core.verify.rows import distinct_rows
@@ -201,70 +202,6 @@ class Measures:
         return out
 
 
-class MeasuresAhead:
-    """The measures' work on the original alone, started before there is a release.
-
-    The search tree over the originals of the first intruder scenario, the sorted
-    original columns of ID and the original's IL1 moments depend on the original table
-    only. :func:`core.pipeline.run.run` starts them on a helper thread (``executor``)
-    while the method partitions the records, and :func:`measure` takes them instead of
-    computing them again; each is computed by the same function either way, so the
-    figures do not depend on it. Every figure is still computed on the released table,
-    once it is final.
-
-    Parameters
-    ----------
-    encoding : Encoding
-        The original's quasi-identifiers measured; :func:`measure` uses this object only
-        with the same ``encoding`` (the same object) and the same scenarios.
-    scenario_sets : sequence of column-name sequences
-        The intruder scenarios, as :func:`measure` will resolve them.
-    executor : concurrent.futures.Executor
-        Where the work runs; its owner shuts it down.
-    """
-
-    def __init__(self, encoding: Encoding, scenario_sets, executor):
-        self.encoding = encoding
-        self.scenario_sets = tuple(tuple(s) for s in scenario_sets)
-        qi = [a.name for a in encoding.attributes]
-        nominal = _nominal(encoding)
-        self.linkage = _Work(executor, linkage_originals,
-                             _known(encoding.X, encoding, self.scenario_sets[0]))
-        self.ordered = {j: _Work(executor, np.sort, encoding.values[:, j])
-                        for j in _ordered_columns(qi, self.scenario_sets, nominal)}
-        self.moments = _Work(executor, mixed_moments, encoding.values, nominal)
-
-    def serves(self, encoding: Encoding, scenario_sets) -> bool:
-        """Whether this work was started for ``encoding`` and ``scenario_sets``."""
-        return (encoding is self.encoding
-                and tuple(tuple(s) for s in scenario_sets) == self.scenario_sets)
-
-
-class _Work:
-    """A call submitted to an executor; :meth:`result` makes it on the calling thread
-    instead when no thread has started it yet (rather than wait behind other work)."""
-
-    def __init__(self, executor, function, *args):
-        self._call = (function, args)
-        self._future = executor.submit(function, *args)
-
-    def result(self):
-        if self._future.cancel():  # still queued: it will never run there
-            function, args = self._call
-            return function(*args)
-        return self._future.result()
-
-
-def _nominal(encoding: Encoding) -> np.ndarray:
-    return np.array([a.level is Level.NOMINAL for a in encoding.attributes])
-
-
-def _ordered_columns(qi, scenario_sets, nominal) -> list[int]:
-    """The quasi-identifiers (positions) whose ID needs the original's sorted values."""
-    return sorted({qi.index(c) for subset in scenario_sets for c in subset
-                   if not nominal[qi.index(c)]})
-
-
 def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
             known=None, scenarios: str = "all", scenario_size: int | None = None,
             n_scenarios: int = 10, interval: float = 1.0, seed: int | None = 0,
@@ -337,7 +274,7 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
         raise MicroaggError(
             f"The 'interval' parameter must be a number in (0, 100] (percent of the "
             f"records, in rank terms). Got {interval!r} instead.")
-    scenario_sets = (parse_known(known, qi) if known is not None else
+    scenario_sets = (parseknown_columns(known, qi) if known is not None else
                      intruder_scenarios(qi, scenarios, size=scenario_size,
                                         count=n_scenarios, seed=seed))
     if encoding is None:
@@ -365,17 +302,11 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
         helpers.shutdown(wait=True, cancel_futures=True)
 
 
-def _known(Z: np.ndarray, encoding: Encoding, subset) -> np.ndarray:
-    """The embedded columns of the attributes ``subset`` (``Z`` itself for all of them)."""
-    embedded = encoding.columns_of(subset)
-    return Z if embedded == list(range(Z.shape[1])) else Z[:, embedded]
-
-
 def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_masked, Z,
              interval, kinds, state, helpers, ahead) -> Measures:
     """The figures of :func:`measure` from its checked, encoded inputs."""
     Z_masked = encoding.embed(raw_masked)
-    nominal = _nominal(encoding)
+    nominal = nominal_mask(encoding)
     if not encoding.numeric:  # ordinal or nominal: distances to the released category
         sse = float(encoding.squared_distances(raw_masked).sum())
         sst = encoding.total_sum_of_squares()
@@ -410,8 +341,8 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
         originals = prepared.result()
         if number + 1 < len(scenario_sets):  # the next scenario's tree, ahead
             prepared = helpers.submit(linkage_originals,
-                                      _known(Z, encoding, scenario_sets[number + 1]))
-        dld = record_linkage(_known(Z, encoding, subset), _known(Z_masked, encoding, subset),
+                                      known_columns(Z, encoding, scenario_sets[number + 1]))
+        dld = record_linkage(known_columns(Z, encoding, subset), known_columns(Z_masked, encoding, subset),
                              classes=found, originals=originals,
                              state=state.sub(number / len(scenario_sets),
                                              (number + 1) / len(scenario_sets)))

@@ -1,0 +1,88 @@
+"""The measures' work on the original alone, made before there is a release.
+
+:func:`core.pipeline.run.run` starts it on a helper thread while the method partitions
+the records; :func:`core.measures.measure.measure` takes it instead of computing it
+again (:class:`MeasuresAhead`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.data.encoding import Encoding
+from core.data.roles import Level
+from core.measures.disclosure import linkage_originals
+from core.measures.utility import mixed_moments
+
+__all__ = ["MeasuresAhead", "known_columns", "nominal_mask"]
+
+
+class MeasuresAhead:
+    """The measures' work on the original alone, started before there is a release.
+
+    The search tree over the originals of the first intruder scenario, the sorted
+    original columns of ID and the original's IL1 moments depend on the original table
+    only. :func:`core.pipeline.run.run` starts them on a helper thread (``executor``)
+    while the method partitions the records, and :func:`~core.measures.measure.measure`
+    takes them instead of computing them again; each is computed by the same function
+    either way, so the figures do not depend on it. Every figure is still computed on the released table,
+    once it is final.
+
+    Parameters
+    ----------
+    encoding : Encoding
+        The original's quasi-identifiers measured; the measures use this work only with
+        the same ``encoding`` (the same object) and the same scenarios.
+    scenario_sets : sequence of column-name sequences
+        The intruder scenarios, as the measures will resolve them.
+    executor : concurrent.futures.Executor
+        Where the work runs; its owner shuts it down.
+    """
+
+    def __init__(self, encoding: Encoding, scenario_sets, executor):
+        self.encoding = encoding
+        self.scenario_sets = tuple(tuple(s) for s in scenario_sets)
+        qi = [a.name for a in encoding.attributes]
+        nominal = nominal_mask(encoding)
+        self.linkage = _Work(executor, linkage_originals,
+                             known_columns(encoding.X, encoding, self.scenario_sets[0]))
+        self.ordered = {j: _Work(executor, np.sort, encoding.values[:, j])
+                        for j in _ordered_columns(qi, self.scenario_sets, nominal)}
+        self.moments = _Work(executor, mixed_moments, encoding.values, nominal)
+
+    def serves(self, encoding: Encoding, scenario_sets) -> bool:
+        """Whether this work was started for ``encoding`` and ``scenario_sets``."""
+        return (encoding is self.encoding
+                and tuple(tuple(s) for s in scenario_sets) == self.scenario_sets)
+
+
+class _Work:
+    """A call submitted to an executor; :meth:`result` makes it on the calling thread
+    instead when no thread has started it yet (rather than wait behind other work)."""
+
+    def __init__(self, executor, function, *args):
+        self._call = (function, args)
+        self._future = executor.submit(function, *args)
+
+    def result(self):
+        if self._future.cancel():  # still queued: it will never run there
+            function, args = self._call
+            return function(*args)
+        return self._future.result()
+
+
+def nominal_mask(encoding: Encoding) -> np.ndarray:
+    """Which quasi-identifiers of ``encoding`` are nominal."""
+    return np.array([a.level is Level.NOMINAL for a in encoding.attributes])
+
+
+def _ordered_columns(qi, scenario_sets, nominal) -> list[int]:
+    """The quasi-identifiers (positions) whose ID needs the original's sorted values."""
+    return sorted({qi.index(c) for subset in scenario_sets for c in subset
+                   if not nominal[qi.index(c)]})
+
+
+def known_columns(Z: np.ndarray, encoding: Encoding, subset) -> np.ndarray:
+    """The embedded columns of the attributes ``subset`` (``Z`` itself for all of them)."""
+    embedded = encoding.columns_of(subset)
+    return Z if embedded == list(range(Z.shape[1])) else Z[:, embedded]
