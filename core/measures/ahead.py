@@ -25,8 +25,8 @@ class MeasuresAhead:
     only. :func:`core.pipeline.run.run` starts them on a helper thread (``executor``)
     while the method partitions the records, and :func:`~core.measures.measure.measure`
     takes them instead of computing them again; each is computed by the same function
-    either way, so the figures do not depend on it. Every figure is still computed on the released table,
-    once it is final.
+    either way, so the figures do not depend on it. Every figure is still computed on
+    the released table, once it is final.
 
     Parameters
     ----------

@@ -274,7 +274,7 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
         raise MicroaggError(
             f"The 'interval' parameter must be a number in (0, 100] (percent of the "
             f"records, in rank terms). Got {interval!r} instead.")
-    scenario_sets = (parseknown_columns(known, qi) if known is not None else
+    scenario_sets = (parse_known(known, qi) if known is not None else
                      intruder_scenarios(qi, scenarios, size=scenario_size,
                                         count=n_scenarios, seed=seed))
     if encoding is None:
@@ -342,7 +342,8 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
         if number + 1 < len(scenario_sets):  # the next scenario's tree, ahead
             prepared = helpers.submit(linkage_originals,
                                       known_columns(Z, encoding, scenario_sets[number + 1]))
-        dld = record_linkage(known_columns(Z, encoding, subset), known_columns(Z_masked, encoding, subset),
+        dld = record_linkage(known_columns(Z, encoding, subset),
+                             known_columns(Z_masked, encoding, subset),
                              classes=found, originals=originals,
                              state=state.sub(number / len(scenario_sets),
                                              (number + 1) / len(scenario_sets)))
