@@ -124,11 +124,21 @@ def test_queued_work_is_made_on_the_asking_thread():
     gate = threading.Event()
     with ThreadPoolExecutor(max_workers=1) as executor:
         executor.submit(gate.wait, 10)  # the helper is busy
-        work = ahead_code._Work(executor, threading.get_ident)
+        work = ahead_code.Work(executor, threading.get_ident)
         began = time.perf_counter()
         assert work.result() == threading.get_ident()
         assert time.perf_counter() - began < 5
         gate.set()
+    calls = []
+    with ThreadPoolExecutor(max_workers=1) as executor:  # made once, however asked
+        gate = threading.Event()
+        executor.submit(gate.wait, 10)
+        work = ahead_code.Work(executor, lambda: calls.append(1) or len(calls))
+        assert [work.result(), work.result()] == [1, 1]
+        gate.set()
+        done = ahead_code.Work(executor, lambda: calls.append(1) or len(calls))
+        assert [done.result(), done.result()] == [2, 2]
+    assert calls == [1, 1]
 
 
 @pytest.mark.parametrize("method", ["mdav", "pcp"])

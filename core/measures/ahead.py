@@ -14,7 +14,7 @@ from core.data.roles import Level
 from core.measures.disclosure import linkage_originals
 from core.measures.utility import mixed_moments
 
-__all__ = ["MeasuresAhead", "known_columns", "nominal_mask"]
+__all__ = ["MeasuresAhead", "Work", "known_columns", "nominal_mask"]
 
 
 class MeasuresAhead:
@@ -44,11 +44,11 @@ class MeasuresAhead:
         self.scenario_sets = tuple(tuple(s) for s in scenario_sets)
         qi = [a.name for a in encoding.attributes]
         nominal = nominal_mask(encoding)
-        self.linkage = _Work(executor, linkage_originals,
+        self.linkage = Work(executor, linkage_originals,
                              known_columns(encoding.X, encoding, self.scenario_sets[0]))
-        self.ordered = {j: _Work(executor, np.sort, encoding.values[:, j])
+        self.ordered = {j: Work(executor, np.sort, encoding.values[:, j])
                         for j in _ordered_columns(qi, self.scenario_sets, nominal)}
-        self.moments = _Work(executor, mixed_moments, encoding.values, nominal)
+        self.moments = Work(executor, mixed_moments, encoding.values, nominal)
 
     def serves(self, encoding: Encoding, scenario_sets) -> bool:
         """Whether this work was started for ``encoding`` and ``scenario_sets``."""
@@ -56,19 +56,32 @@ class MeasuresAhead:
                 and tuple(tuple(s) for s in scenario_sets) == self.scenario_sets)
 
 
-class _Work:
+class Work:
     """A call submitted to an executor; :meth:`result` makes it on the calling thread
-    instead when no thread has started it yet (rather than wait behind other work)."""
+    instead when no thread has started it yet (rather than wait behind other work).
+    Either way it is made once."""
+
+    _NOT_MADE = object()
 
     def __init__(self, executor, function, *args):
         self._call = (function, args)
+        self._made = self._NOT_MADE
         self._future = executor.submit(function, *args)
 
+    def done(self) -> bool:
+        """Whether the result is there to take without waiting."""
+        return self._made is not self._NOT_MADE or (self._future.done()
+                                                    and not self._future.cancelled())
+
     def result(self):
+        if self._made is not self._NOT_MADE:
+            return self._made
         if self._future.cancel():  # still queued: it will never run there
             function, args = self._call
-            return function(*args)
-        return self._future.result()
+            self._made = function(*args)
+        else:
+            self._made = self._future.result()
+        return self._made
 
 
 def nominal_mask(encoding: Encoding) -> np.ndarray:

@@ -228,7 +228,7 @@ def inside_count(original: np.ndarray, masked: np.ndarray, *, interval: float = 
     return int(np.count_nonzero((original >= low) & (original <= high)))
 
 
-def inside_counts(original: np.ndarray, masked: np.ndarray, columns, classes: np.ndarray, *,
+def inside_counts(original: np.ndarray, masked: np.ndarray, columns, classes: np.ndarray,
                   interval: float = 1.0, ordered=None) -> dict[int, int]:
     """:func:`inside_count` of each column in ``columns``, in one pass over the records.
 

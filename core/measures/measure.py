@@ -85,7 +85,7 @@ from core.errors import MicroaggError
 
 from core.data.encoding import Encoding, encode
 from core.data.roles import Level, RoleSpec
-from core.measures.ahead import MeasuresAhead, known_columns, nominal_mask
+from core.measures.ahead import MeasuresAhead, Work, known_columns, nominal_mask
 from core.measures.disclosure import inside_counts, linkage_originals, record_linkage
 from core.measures.scenarios import intruder_scenarios, parse_known
 from core.measures.utility import il1_mixed
@@ -327,17 +327,19 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
     representatives = keys[found.first]
     # ID counts per attribute, shared by the scenarios, started at once on the helpers.
     strata_columns = list(range(len(qi), keys.shape[1]))
-    inside_done = helpers.submit(inside_counts, raw, raw_masked[found.first],
-                                 list(ahead.ordered), found.inverse,
-                                 interval=float(interval), ordered=ahead.ordered)
-    # IL1 on the helpers too: record linkage, the longest step, starts at once here.
-    il1_done = helpers.submit(_il1_ahead, raw, raw_masked, nominal, ahead.moments)
+    inside_done = Work(helpers, inside_counts, raw, raw_masked[found.first],
+                       list(ahead.ordered), found.inverse, float(interval), ahead.ordered)
+    # IL1 on the helpers too: record linkage, the longest step, starts at once here
+    # (and this thread makes either afterwards if no helper has started it).
+    il1_done = Work(helpers, _il1_ahead, raw, raw_masked, nominal, ahead.moments)
     prepared = ahead.linkage
     figures = []
     for number, subset in enumerate(scenario_sets):
         columns = [qi.index(c) for c in subset]
         ordered = [j for j in columns if not nominal[j]]
         unordered = [j for j in columns if nominal[j]]
+        if number == 0 and not prepared.done():  # IL1 here while the tree is built
+            il1_done.result()
         originals = prepared.result()
         if number + 1 < len(scenario_sets):  # the next scenario's tree, ahead
             prepared = helpers.submit(linkage_originals,
@@ -387,7 +389,7 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
 
 
 def _il1_ahead(raw, raw_masked, nominal, moments):
-    """:func:`il1_mixed` with the original's moments made ahead (a ``_Work``)."""
+    """:func:`il1_mixed` with the original's moments made ahead (a ``Work``)."""
     return il1_mixed(raw, raw_masked, nominal, moments=moments.result())
 
 
