@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
+from core import threads as core_threads
 from core.compiled import COMPILED
 from core.errors import Cancelled
 from core.methods import atomics
@@ -271,7 +272,7 @@ def test_a_clear_winner_is_probed_less_often():
 
 def test_who_gets_a_helper(monkeypatch):
     monkeypatch.delenv("MICROAGG_SEARCH_THREADS", raising=False)
-    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(core_threads.os, "cpu_count", lambda: 2)
     assert parallel.helper_wanted(12)
     assert not parallel.helper_wanted(parallel._MIN_LEVELS - 1)  # a small table
     with parallel.single_thread():  # a cluster worker
@@ -282,9 +283,9 @@ def test_who_gets_a_helper(monkeypatch):
         other.join()
         assert done == [True]  # the switch is the calling thread's own
     assert parallel.helper_wanted(12)
-    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(core_threads.os, "cpu_count", lambda: 1)
     assert not parallel.helper_wanted(12)
-    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(core_threads.os, "cpu_count", lambda: 2)
     monkeypatch.setenv("MICROAGG_SEARCH_THREADS", "1")
     assert not parallel.helper_wanted(12)
 

@@ -23,6 +23,7 @@ the compiled kernel (:mod:`core.compiled`) and in the numpy/scipy reference
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -30,6 +31,7 @@ from scipy.spatial import cKDTree
 
 from core.compiled import kernel
 from core.progress import TaskState
+from core.threads import second_thread_allowed
 
 __all__ = ["TIE_TOLERANCE", "build_tree", "link_queries", "link_reference",
            "squared_distances"]
@@ -38,6 +40,8 @@ TIE_TOLERANCE = 1e-12
 _TIE = (1.0 + TIE_TOLERANCE) ** 2  # the relative tolerance on squared distances
 _LEAF_SIZE = 16
 _CHUNK_SECONDS = 0.1
+_TWO_THREADS_FROM = 4096  # queries: fewer are linked on the calling thread alone
+_FIRST_STRETCH, _SMALLEST_STRETCH = 1024, 64  # queries
 
 
 def squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -278,6 +282,71 @@ def build_tree(points: np.ndarray):
     return _build_compiled(np.ascontiguousarray(points, dtype=np.float64), _LEAF_SIZE)
 
 
+class _Stretches:
+    """The queries still to link, handed out a stretch at a time to the threads that
+    link them (in the tree order of :func:`link_queries`)."""
+
+    def __init__(self, total: int):
+        self.total = total
+        self._next = 0
+        self._lock = threading.Lock()
+        self._stopped = False
+        self.error: BaseException | None = None
+
+    def claim(self, size: int) -> tuple[int, int]:
+        """``(first, last)`` of the next stretch of at most ``size``; empty when done."""
+        with self._lock:
+            first = self.total if self._stopped else self._next
+            last = min(first + size, self.total)
+            self._next = last
+            return first, last
+
+    @property
+    def handed_out(self) -> int:
+        return self._next
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+
+
+def _link_stretches(search, nearest, tied, stretches: _Stretches, state: TaskState, *,
+                    report: bool = False) -> None:
+    """Link stretches of queries until none is left (or a stop, a cancel, an error).
+
+    Each thread has its own shell and sizes its stretches to about
+    ``_CHUNK_SECONDS``; every query's answer depends on the query and the tree alone,
+    so which thread links it does not change it. The reporting thread (the run's) steps
+    the progress, which raises on Cancel; the other stops at its next stretch.
+    """
+    shell = np.empty(64)
+    chunk = _FIRST_STRETCH
+    try:
+        while True:
+            if report:
+                state.step(stretches.handed_out / max(stretches.total, 1), "record linkage")
+            elif state.cancelled:
+                return
+            done, last = stretches.claim(chunk)
+            if done >= last:
+                return
+            while done < last:
+                began = time.perf_counter()
+                reached = _search_compiled(*search, done, last, _TIE, nearest, tied, shell)
+                spent = time.perf_counter() - began
+                if reached < last and reached == done:
+                    shell = np.empty(2 * len(shell))  # many exact ties: a larger shell
+                if reached > done:
+                    rate = (reached - done) / max(spent, 1e-6)
+                    chunk = int(min(max(rate * _CHUNK_SECONDS, _SMALLEST_STRETCH), 1 << 20))
+                done = reached
+    except BaseException as error:
+        if report:
+            raise
+        stretches.error = error
+        stretches.stop()
+
+
 def link_queries(points: np.ndarray, multiplicity: np.ndarray, queries: np.ndarray,
                  bound: np.ndarray, anchor: np.ndarray, *, tree=None,
                  state: TaskState | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -287,6 +356,9 @@ def link_queries(points: np.ndarray, multiplicity: np.ndarray, queries: np.ndarr
     are searched in the tree order of their anchors, so consecutive searches touch the
     same part of the tree. ``tree`` is :func:`build_tree` of ``points`` when built ahead.
     Returns to Python every ~0.1 s to report progress on ``state`` (and honour Cancel).
+    From ``_TWO_THREADS_FROM`` queries on, a helper thread links stretches of them
+    beside the calling thread when a second thread is allowed
+    (:func:`core.threads.second_thread_allowed`); the answers are the same.
     Without the compiled kernels, :func:`link_reference`.
     """
     if _search_compiled is None or len(queries) == 0:
@@ -303,21 +375,23 @@ def link_queries(points: np.ndarray, multiplicity: np.ndarray, queries: np.ndarr
     order = np.argsort(position[anchor], kind="stable")
     nearest = np.empty(len(queries))
     tied = np.empty(len(queries))
-    shell = np.empty(64)
-    done, chunk = 0, 1024
-    while done < len(queries):
-        state.step(done / len(queries), "record linkage")
-        last = min(done + chunk, len(queries))
-        began = time.perf_counter()
-        reached = _search_compiled(ordered, weight, start, stop, left, right, split_dim,
-                                   split_value, low, high, queries, bound, order, done,
-                                   last, _TIE, nearest, tied, shell)
-        spent = time.perf_counter() - began
-        if reached < last and reached == done:
-            shell = np.empty(2 * len(shell))  # many exact ties: a larger shell
-        if reached > done:
-            rate = (reached - done) / max(spent, 1e-6)
-            chunk = int(min(max(rate * _CHUNK_SECONDS, 64), 1 << 20))
-        done = reached
+    search = (ordered, weight, start, stop, left, right, split_dim, split_value, low, high,
+              queries, bound, order)
+    stretches = _Stretches(len(queries))
+    helper = None
+    if len(queries) >= _TWO_THREADS_FROM and second_thread_allowed():
+        helper = threading.Thread(target=_link_stretches,
+                                  args=(search, nearest, tied, stretches, state),
+                                  name="microagg-linkage", daemon=True)
+        helper.start()
+    try:
+        _link_stretches(search, nearest, tied, stretches, state, report=True)
+    finally:
+        stretches.stop()
+        if helper is not None:
+            helper.join()  # at most one stretch, about a tenth of a second
+    if stretches.error is not None:
+        raise stretches.error
+    state.check()
     state.step(1.0, "record linkage")
     return nearest, tied

@@ -35,15 +35,13 @@ Idle
 
 from __future__ import annotations
 
-import os
-import threading
-
 import numpy as np
 
-from core.compiled import COMPILED, kernel
+from core.compiled import kernel
 from core.methods import spatial_search as search
 from core.methods.atomics import load as _load, store as _store, swap as _swap
 from core.methods.task_helper import TaskHelper
+from core.threads import second_thread_allowed, single_thread
 
 __all__ = ["SearchHelper", "helper_wanted", "single_thread", "new_state", "part_scratch"]
 
@@ -55,8 +53,6 @@ ON = _ON  # the slot the compiled loop reads: search on two threads now
 PATIENCE = 20_000_000  # spins (some tens of milliseconds) before part 1 is taken back
 _SUBTREE_LEVELS = 4  # the split depth: this many levels above the leaves
 _MIN_LEVELS = 6  # smaller trees are searched on one thread
-
-_local = threading.local()
 
 
 def _search(ctrl, query, shared, tree, taken, anchor, scratch, part):
@@ -196,26 +192,11 @@ def new_state(levels: int, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def helper_wanted(levels: int) -> bool:
-    """Whether a run on a tree of ``levels`` levels gets a helper thread: compiled, two
-    processors or more, a tree deep enough, not switched off
-    (``MICROAGG_SEARCH_THREADS=1``) and not inside :func:`single_thread`."""
-    return (COMPILED and levels >= max(_MIN_LEVELS, 1) and (os.cpu_count() or 1) >= 2
-            and os.environ.get("MICROAGG_SEARCH_THREADS", "") != "1"
-            and not getattr(_local, "single", False))
-
-
-class single_thread:
-    """Within this block, runs on the calling thread get no helper (e.g. a cluster
-    worker, whose processes already fill the machine's processors)."""
-
-    def __enter__(self):
-        self._before = getattr(_local, "single", False)
-        _local.single = True
-        return self
-
-    def __exit__(self, *exc):
-        _local.single = self._before
-        return False
+    """Whether a run on a tree of ``levels`` levels gets a helper thread: a tree deep
+    enough, and a second thread allowed (:func:`core.threads.second_thread_allowed`:
+    compiled, two processors or more, not ``MICROAGG_SEARCH_THREADS=1``, not inside
+    :class:`~core.threads.single_thread`)."""
+    return levels >= max(_MIN_LEVELS, 1) and second_thread_allowed()
 
 
 class SearchHelper(TaskHelper):

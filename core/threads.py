@@ -1,0 +1,39 @@
+"""When a run may use a second thread of its own.
+
+Searches of the compiled path (MDAV's index, record linkage) split their work with one
+helper thread when the computer has two processors or more. ``MICROAGG_SEARCH_THREADS=1``
+in the environment keeps every run on one thread, and so does a :class:`single_thread`
+block (a cluster worker, whose processes already fill the machine's processors).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from core.compiled import COMPILED
+
+__all__ = ["second_thread_allowed", "single_thread"]
+
+_local = threading.local()
+
+
+def second_thread_allowed() -> bool:
+    """Compiled, two processors or more, not switched off, not in :class:`single_thread`."""
+    return (COMPILED and (os.cpu_count() or 1) >= 2
+            and os.environ.get("MICROAGG_SEARCH_THREADS", "") != "1"
+            and not getattr(_local, "single", False))
+
+
+class single_thread:
+    """Within this block, runs on the calling thread get no helper (e.g. a cluster
+    worker, whose processes already fill the machine's processors)."""
+
+    def __enter__(self):
+        self._before = getattr(_local, "single", False)
+        _local.single = True
+        return self
+
+    def __exit__(self, *exc):
+        _local.single = self._before
+        return False

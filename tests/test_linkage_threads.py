@@ -1,0 +1,113 @@
+"""Record linkage on two threads: the same figures as one thread and as the reference,
+whichever thread links which query; a cancel or an error in either leaves no thread."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import core.measures.linkage as linkage
+from core import Cancelled, TaskState
+from core.measures.disclosure import record_linkage
+from tests.test_measures_scale import KINDS, _pair, old_record_linkage
+
+pytestmark = pytest.mark.skipif(linkage._search_compiled is None,
+                                reason="the two-thread search is the compiled path's")
+
+
+def _two_threads(monkeypatch) -> list[str]:
+    """Two threads from the first query on, in stretches of one or two queries; returns
+    the record of which thread linked each stretch."""
+    monkeypatch.delenv("MICROAGG_SEARCH_THREADS", raising=False)
+    monkeypatch.setattr("core.threads.os.cpu_count", lambda: 2)
+    monkeypatch.setattr(linkage, "_TWO_THREADS_FROM", 1)
+    monkeypatch.setattr(linkage, "_FIRST_STRETCH", 1)
+    monkeypatch.setattr(linkage, "_SMALLEST_STRETCH", 2)
+    monkeypatch.setattr(linkage, "_CHUNK_SECONDS", 0.0)
+    real = linkage._search_compiled
+    names = []
+
+    def recorded(*args):
+        names.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(linkage, "_search_compiled", recorded)
+    return names
+
+
+@pytest.fixture
+def two_threads(monkeypatch):
+    return _two_threads(monkeypatch)
+
+
+def _one_thread(Z, M, monkeypatch):
+    with monkeypatch.context() as m:
+        m.setenv("MICROAGG_SEARCH_THREADS", "1")
+        return record_linkage(Z, M)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(KINDS), st.integers(1, 300),
+       st.integers(1, 6))
+def test_two_threads_give_the_figures_of_one(seed, kind, n, d):
+    Z, M = _pair(np.random.default_rng(seed), kind, n, d)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        names = _two_threads(monkeypatch)
+        two = record_linkage(Z, M)
+        one = _one_thread(Z, M, monkeypatch)
+    assert two == one == old_record_linkage(Z, M)
+    assert names and set(names) <= {"MainThread", "microagg-linkage"}
+
+
+def test_both_threads_link_and_the_shell_grows_on_either(two_threads, monkeypatch):
+    # every masked record is the centre of a cube of 2**6 originals: 64 tied points,
+    # more than a shell holds at first, on whichever thread
+    corners = np.array(list(itertools.product((0.0, 1.0), repeat=6)))
+    Z = np.vstack([corners + 3.0 * i for i in range(40)])
+    M = np.repeat(np.array([[0.5] * 6]) + 3.0 * np.arange(40)[:, None], 64, axis=0)
+    rng = np.random.default_rng(5)
+    Y = rng.standard_normal((4000, 5))
+    N = Y + rng.normal(scale=0.3, size=Y.shape)
+    for A, B in ((Z, M), (Y, N)):
+        two_threads.clear()
+        assert record_linkage(A, B) == _one_thread(A, B, monkeypatch) == \
+            old_record_linkage(A, B)
+        assert {"MainThread", "microagg-linkage"} <= set(two_threads)
+
+
+def test_a_cancel_stops_both_threads(two_threads):
+    rng = np.random.default_rng(3)
+    Z = rng.standard_normal((20_000, 6))
+    M = Z + rng.normal(scale=0.3, size=Z.shape)
+    steps = []
+
+    def cancel_at_third(fraction, message):
+        steps.append(fraction)
+        if len(steps) == 3:
+            state.cancel()
+
+    state = TaskState(cancel_at_third)
+    with pytest.raises(Cancelled):
+        record_linkage(Z, M, state=state)
+    assert not [t for t in threading.enumerate() if t.name == "microagg-linkage"]
+    assert len(two_threads) < 200  # stopped long before the 20,000 queries
+
+
+def test_an_error_on_the_helper_reaches_the_caller(two_threads, monkeypatch):
+    real = linkage._search_compiled
+
+    def failing(*args):
+        if threading.current_thread().name == "microagg-linkage":
+            raise MemoryError("helper out of memory")
+        return real(*args)
+
+    monkeypatch.setattr(linkage, "_search_compiled", failing)
+    rng = np.random.default_rng(4)
+    Z = rng.standard_normal((3000, 4))
+    with pytest.raises(MemoryError, match="helper out of memory"):
+        record_linkage(Z, Z + 0.1)
+    assert not [t for t in threading.enumerate() if t.name == "microagg-linkage"]
