@@ -1,8 +1,7 @@
-"""The measures' work on the original, made ahead, and the verifier beside the measures.
+"""The measures' work on the original, made ahead while the method runs.
 
-A run starts the search tree over the originals, the sorted original columns and the
-original's IL1 moments on a helper thread while the method runs, and verifies the
-release there while the measures run. The figures must be those of the plain path, the
+A run starts the search tree over the originals and the original's IL1 moments on a
+helper thread while the method runs. The figures must be those of the plain path, the
 fused interval-disclosure count that of the per-column count, and a cancelled run must
 neither wait for the helper nor leave work queued on it.
 """
@@ -36,21 +35,17 @@ run_code = sys.modules["core.pipeline.run"]
 # ----------------------------------------------------------------- fused ID count
 @settings(max_examples=120, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 90), st.integers(1, 4),
-       st.sampled_from([2, 5, 100]), st.sampled_from([0.5, 1.0, 10.0, 100.0]),
-       st.booleans())
-def test_inside_counts_is_inside_count_of_each_column(seed, n, d, distinct, interval,
-                                                       ahead):
+       st.sampled_from([2, 5, 100]), st.sampled_from([0.5, 1.0, 10.0, 100.0]))
+def test_inside_counts_is_inside_count_of_each_column(seed, n, d, distinct, interval):
     rng = np.random.default_rng(seed)
     original = rng.integers(0, distinct, (n, d)).astype(float)
     classes = rng.integers(0, max(1, n // 3), n)
     masked = (rng.integers(0, distinct + 1, (int(classes.max()) + 1, d)).astype(float)
               - rng.choice([0.0, 0.5], d))
     columns = sorted(rng.choice(d, size=int(rng.integers(1, d + 1)), replace=False))
-    ordered = {j: np.sort(original[:, j]) for j in columns} if ahead else None
     expected = {j: inside_count(original[:, j], masked[:, j], interval=interval,
                                 classes=classes) for j in columns}
-    assert inside_counts(original, masked, columns, classes, interval=interval,
-                         ordered=ordered) == expected
+    assert inside_counts(original, masked, columns, classes, interval=interval) == expected
     saved, disclosure._inside_rows_compiled = disclosure._inside_rows_compiled, None
     try:  # the numpy path gives the same counts
         assert inside_counts(original, masked, columns, classes,

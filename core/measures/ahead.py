@@ -14,15 +14,14 @@ from core.data.roles import Level
 from core.measures.disclosure import linkage_originals
 from core.measures.utility import mixed_moments
 
-__all__ = ["MeasuresAhead", "Work", "known_columns", "nominal_mask"]
+__all__ = ["MeasuresAhead", "Work", "known_columns", "nominal_mask", "ordered_columns"]
 
 
 class MeasuresAhead:
     """The measures' work on the original alone, started before there is a release.
 
-    The search tree over the originals of the first intruder scenario, the sorted
-    original columns of ID and the original's IL1 moments depend on the original table
-    only. :func:`core.pipeline.run.run` starts them on a helper thread (``executor``)
+    The search tree over the originals of the first intruder scenario and the
+    original's IL1 moments depend on the original table only. :func:`core.pipeline.run.run` starts them on a helper thread (``executor``)
     while the method partitions the records, and :func:`~core.measures.measure.measure`
     takes them instead of computing them again; each is computed by the same function
     either way, so the figures do not depend on it. Every figure is still computed on
@@ -42,12 +41,9 @@ class MeasuresAhead:
     def __init__(self, encoding: Encoding, scenario_sets, executor):
         self.encoding = encoding
         self.scenario_sets = tuple(tuple(s) for s in scenario_sets)
-        qi = [a.name for a in encoding.attributes]
         nominal = nominal_mask(encoding)
         self.linkage = Work(executor, linkage_originals,
                              known_columns(encoding.X, encoding, self.scenario_sets[0]))
-        self.ordered = {j: Work(executor, np.sort, encoding.values[:, j])
-                        for j in _ordered_columns(qi, self.scenario_sets, nominal)}
         self.moments = Work(executor, mixed_moments, encoding.values, nominal)
 
     def serves(self, encoding: Encoding, scenario_sets) -> bool:
@@ -89,7 +85,7 @@ def nominal_mask(encoding: Encoding) -> np.ndarray:
     return np.array([a.level is Level.NOMINAL for a in encoding.attributes])
 
 
-def _ordered_columns(qi, scenario_sets, nominal) -> list[int]:
+def ordered_columns(qi, scenario_sets, nominal) -> list[int]:
     """The quasi-identifiers (positions) whose ID needs the original's sorted values."""
     return sorted({qi.index(c) for subset in scenario_sets for c in subset
                    if not nominal[qi.index(c)]})

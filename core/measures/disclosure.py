@@ -188,7 +188,7 @@ def interval_disclosure(raw: np.ndarray, raw_masked: np.ndarray, *,
 
 
 def inside_count(original: np.ndarray, masked: np.ndarray, *, interval: float = 1.0,
-                 classes: np.ndarray | None = None, ordered: np.ndarray | None = None) -> int:
+                 classes: np.ndarray | None = None) -> int:
     """How many original values of one attribute lie in their masked value's interval.
 
     The interval of :func:`interval_disclosure`, for one column of n values.
@@ -204,14 +204,12 @@ def inside_count(original: np.ndarray, masked: np.ndarray, *, interval: float = 
         positions are then searched once per class. Either way the masked values are
         searched in sorted order (the same positions; a sorted search walks the
         original values once instead of jumping across them).
-    ordered : ndarray of shape (n_records,), optional
-        ``numpy.sort(original)``, when made ahead.
     """
     n = len(original)
     if n == 0:
         return 0
     w = math.ceil(interval / 100.0 * n - 1e-9)
-    ordered = np.sort(original) if ordered is None else ordered
+    ordered = np.sort(original)
     by_value = np.argsort(masked)  # equal values have equal positions: any order
     rho = np.empty(len(masked), dtype=np.int64)
     rho[by_value] = np.searchsorted(ordered, masked[by_value], side="left")
@@ -229,7 +227,7 @@ def inside_count(original: np.ndarray, masked: np.ndarray, *, interval: float = 
 
 
 def inside_counts(original: np.ndarray, masked: np.ndarray, columns, classes: np.ndarray,
-                  interval: float = 1.0, ordered=None) -> dict[int, int]:
+                  interval: float = 1.0) -> dict[int, int]:
     """:func:`inside_count` of each column in ``columns``, in one pass over the records.
 
     Parameters
@@ -241,9 +239,6 @@ def inside_counts(original: np.ndarray, masked: np.ndarray, columns, classes: np
     classes : ndarray of shape (n_records,)
         The class of every record.
     interval : float
-    ordered : mapping, optional
-        Column → ``numpy.sort(original[:, column])``, when made ahead; a value may also
-        be anything with a ``result()`` that returns it.
 
     Each class's interval bounds are looked up once, so a record reads its class's
     bounds (one row) instead of two random entries of each sorted column: the same
@@ -257,11 +252,7 @@ def inside_counts(original: np.ndarray, masked: np.ndarray, columns, classes: np
     low = np.empty((len(masked), len(columns)))
     high = np.empty((len(masked), len(columns)))
     for t, j in enumerate(columns):
-        sorted_column = None if ordered is None else ordered[j]
-        if hasattr(sorted_column, "result"):
-            sorted_column = sorted_column.result()
-        if sorted_column is None:
-            sorted_column = np.sort(original[:, j])
+        sorted_column = np.sort(original[:, j])
         values = np.ascontiguousarray(masked[:, j], dtype=np.float64)
         by_value = np.argsort(values)  # equal values have equal positions: any order
         rho = np.empty(len(values), dtype=np.int64)

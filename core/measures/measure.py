@@ -85,7 +85,8 @@ from core.errors import MicroaggError
 
 from core.data.encoding import Encoding, encode
 from core.data.roles import Level, RoleSpec
-from core.measures.ahead import MeasuresAhead, Work, known_columns, nominal_mask
+from core.measures.ahead import (MeasuresAhead, Work, known_columns, nominal_mask,
+                                 ordered_columns)
 from core.measures.disclosure import inside_counts, linkage_originals, record_linkage
 from core.measures.scenarios import intruder_scenarios, parse_known
 from core.measures.utility import il1_mixed
@@ -328,7 +329,8 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
     # ID counts per attribute, shared by the scenarios, started at once on the helpers.
     strata_columns = list(range(len(qi), keys.shape[1]))
     inside_done = Work(helpers, inside_counts, raw, raw_masked[found.first],
-                       list(ahead.ordered), found.inverse, float(interval), ahead.ordered)
+                       ordered_columns(qi, scenario_sets, nominal), found.inverse,
+                       float(interval))
     # IL1 on the helpers too: record linkage, the longest step, starts at once here
     # (and this thread makes either afterwards if no helper has started it).
     il1_done = Work(helpers, _il1_ahead, raw, raw_masked, nominal, ahead.moments)

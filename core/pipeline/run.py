@@ -59,9 +59,10 @@ def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
     started = time.perf_counter()
     state = state or TaskState()
     state.step(0.0, f"{plan.method.label}: preparing")
-    # One helper thread: first the measures' work on the original alone (it overlaps
-    # the method), then the verifier (beside the measures). A cancelled or failed run
-    # does not wait for it.
+    # One helper thread for the measures' work on the original alone, beside the method.
+    # A cancelled or failed run does not wait for it. (The verifier runs after the
+    # measures, not beside them: together they would hold about 180 MB more at
+    # 1,000,000 × 10 to save a quarter of a second.)
     helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="run")
     try:
         result = _run(plan, state, started, helper)
@@ -122,22 +123,20 @@ def _run(plan: RunPlan, state: TaskState, started: float,
             released[column] = buckets.recode(table[column]).to_numpy()
     state.check()
 
-    # 4. the released table is final; 5. measure and verify it (the verifier on the
-    # helper thread, beside the measures: both only read the final table)
+    # 4. the released table is final; 5. measure and verify it
     state.step(0.85, "measuring disclosure risk and utility")
     # Mic1D-k's k counts values: the record-level check is against the smallest
     # meaningful class size, 2. A per-attribute method promises nothing per attribute
     # that matters to an intruder who knows several: verify the whole table.
-    verifying = helper.submit(
-        spec.guarantee.check, table, released, roles,
-        k=2 if spec.masks_values else plan.k, t=plan.parameters.get("t"),
-        blocks=None if spec.scope == "per-attribute" else plan.blocks,
-        encoding=plan.encoding)
     measures = measure(table, released, roles, known=list(plan.scenarios),
                        seed=plan.seed, encoding=plan.encoding, state=state.sub(0.85, 0.95),
                        ahead=ahead)
     state.step(0.95, "verifying the released table")
-    check = verifying.result()
+    check = spec.guarantee.check(
+        table, released, roles, k=2 if spec.masks_values else plan.k,
+        t=plan.parameters.get("t"),
+        blocks=None if spec.scope == "per-attribute" else plan.blocks,
+        encoding=plan.encoding)
     if not check.passed:
         raise GuaranteeNotMet(f"{spec.label} did not produce {check.failure} "
                               "Nothing was released.")
