@@ -43,7 +43,7 @@ def _reference_pools(X: np.ndarray, subsets: list[np.ndarray]):
 
 def _reference_labels(X, subsets, per, extras_per_cluster, build: TaskState) -> np.ndarray:
     """Algorithm 3's clusters (before merging) on the reference pools, one cluster at a
-    time; :func:`core.methods.tfirst_loop.tfirst_labels` is the compiled path."""
+    time; :func:`core.methods.tfirst_loop.tfirst_clusters` is the compiled path."""
     size = len(subsets)
     counts = np.array([len(members) for members in subsets], dtype=np.int64)
     everyone, take_nearest = _reference_pools(X, subsets)
@@ -126,7 +126,7 @@ def tc_tfirst(X, confidential, *, k: int, t: float, kinds=None,
     Cost O(n²·d / k₃) time on the reference path (one pass over the records left per
     cluster, in the subsets' own pools, :func:`_reference_labels`) and O(n·d) memory,
     like MDAV. With compiled kernels the loop runs compiled
-    (:func:`core.methods.tfirst_loop.tfirst_labels`, the same clusters) on spatial
+    (:func:`core.methods.tfirst_loop.tfirst_clusters`, the same clusters) on spatial
     indexes: a cluster costs one search per subset for its members and one for the next
     x₀ or x₁, the searches of a cluster shared between two threads.
 
@@ -163,8 +163,8 @@ def tc_tfirst(X, confidential, *, k: int, t: float, kinds=None,
     extras_per_cluster = -(-extra // per)  # 1 whenever Expression (4) leaves r < ⌊n/k⌋
     build = state.sub(0.0, 0.9)
     if tcloseness.COMPILED and n >= _SMALL_POOL:
-        from core.methods.tfirst_loop import tfirst_labels
-        labels = tfirst_labels(X, subsets, per, extras_per_cluster, build)
+        from core.methods.tfirst_loop import tfirst_clusters
+        labels = tfirst_clusters(X, subsets, per, extras_per_cluster, build).labels
     else:
         labels = _reference_labels(X, subsets, per, extras_per_cluster, build)
     return close_partition(X, attributes, labels, size, t, state.sub(0.9, 1.0))

@@ -3,7 +3,7 @@
 :func:`core.methods.tfirst.tc_tfirst` forms clusters in MDAV fashion: x₀ is the record
 farthest from the centroid of the records left, its cluster takes from every subset of
 the confidential order its ``want[g]`` records nearest to x₀, then x₁, the record left
-farthest from x₀, gets a cluster the same way. :func:`tfirst_labels` runs that loop
+farthest from x₀, gets a cluster the same way. :func:`tfirst_clusters` runs that loop
 without returning to Python between clusters (a budget of clusters per call, about a
 tenth of a second, then progress and Cancel), on the structures of the compiled path:
 the pool of every record (:class:`~core.methods.spatial_pool.SpatialPool`, its state
@@ -27,6 +27,7 @@ reference's bit for bit; the tests compare them.
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -38,7 +39,7 @@ from core.methods import task_helper as helper
 from core.methods import tfirst_tasks as tasks
 from core.progress import TaskState
 
-__all__ = ["tfirst_labels"]
+__all__ = ["LoopRun", "tfirst_clusters"]
 
 _STEPS = 64  # progress reports per run at least
 _REINDEX_FROM = 256  # live rows: below this a subset's index is not built again
@@ -205,9 +206,22 @@ def _reindex(trees, plain: list, sizes: np.ndarray) -> None:
         _replace(trees, int(g), plain[g])
 
 
-def tfirst_labels(X: np.ndarray, subsets: list[np.ndarray], per: int,
-                  extras_per_cluster: int, state: TaskState) -> np.ndarray:
-    """Algorithm 3's clusters (before any merging): labels of shape (n_records,).
+class LoopRun(NamedTuple):
+    """What :func:`tfirst_clusters` returns: the labels (n_records,) and how the two
+    threads shared the work (for the tests): x₁ searched again after x₀'s cluster took
+    it (``again``), tasks the helper answered (``served``), answers taken back from it
+    (``gave_up``) and attempts to take one back from a task it held (``tried``)."""
+
+    labels: np.ndarray
+    again: int
+    served: int
+    gave_up: int
+    tried: int
+
+
+def tfirst_clusters(X: np.ndarray, subsets: list[np.ndarray], per: int,
+                    extras_per_cluster: int, state: TaskState) -> LoopRun:
+    """Algorithm 3's clusters (before any merging), with the run's statistics.
 
     ``X`` (n_records × n_attributes) is checked; ``subsets`` are the record numbers of
     each subset of the confidential order (ascending), ``per`` the clusters to form
@@ -274,8 +288,7 @@ def tfirst_labels(X: np.ndarray, subsets: list[np.ndarray], per: int,
     finally:
         if runner is not None:
             runner.close()
-    tfirst_labels.again = int(st[_AGAIN])
-    tfirst_labels.served = runner.served if runner is not None else 0
-    tfirst_labels.gave_up = runner.gave_up if runner is not None else 0
-    tfirst_labels.tried = int(ctrl[helper.TRIED])
-    return labels
+    return LoopRun(labels, again=int(st[_AGAIN]),
+                   served=runner.served if runner is not None else 0,
+                   gave_up=runner.gave_up if runner is not None else 0,
+                   tried=int(ctrl[helper.TRIED]))
