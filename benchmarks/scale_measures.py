@@ -4,8 +4,8 @@
     python benchmarks/bench_scale.py --only measures
 
 Rows: record linkage (DLD) at 100,000 × 10 with noise of 0, 20 % and 100 % of the
-standard deviation against the previous scipy KD-tree code; real anonymity k′ at
-1,000,000 × 10 against ``numpy.unique(axis=0)``; every measure of a 1,000,000 × 10 PCP
+standard deviation and of an MDAV release, against the previous scipy KD-tree code and
+on one thread; real anonymity k′ at 1,000,000 × 10 against ``numpy.unique(axis=0)``; every measure of a 1,000,000 × 10 PCP
 release; the k-anonymity verification of it against the previous verifier (its source
 at the base commit, run as it was); and a whole ``anonymize`` run (no file IO) beside
 the bare method call (medians of three, alternated), whose ratio the product's target
@@ -16,6 +16,7 @@ The previous implementations are the plain ``old_*`` functions of
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -33,6 +34,7 @@ from core.data.encoding import encode  # noqa: E402
 from core.data.roles import RoleSpec  # noqa: E402
 from core.measures.disclosure import real_anonymity, record_linkage  # noqa: E402
 from core.measures.measure import measure  # noqa: E402
+from core.methods.mdav import mdav  # noqa: E402
 from core.methods.projection import pcp  # noqa: E402
 from core.verify.kanonymity import verify_k_anonymity  # noqa: E402
 from tests.test_measures_scale import old_real_anonymity, old_record_linkage  # noqa: E402
@@ -75,17 +77,39 @@ def _warm_up():
     anonymize(table, RoleSpec(quasi_identifiers=tuple(columns)), "pcp", k=5)
 
 
+def _one_thread(function, *args):
+    """``function(*args)`` timed with the runs' second thread switched off."""
+    saved = os.environ.get("MICROAGG_SEARCH_THREADS")
+    os.environ["MICROAGG_SEARCH_THREADS"] = "1"
+    try:
+        return _timed(function, *args)
+    finally:
+        if saved is None:
+            del os.environ["MICROAGG_SEARCH_THREADS"]
+        else:
+            os.environ["MICROAGG_SEARCH_THREADS"] = saved
+
+
 def _linkage_rows(n: int) -> list[dict]:
     rows = []
     rng = np.random.default_rng(2)
     Z = rng.standard_normal((n, 10))
-    for share in (0.0, 0.2, 1.0):
-        M = Z + rng.normal(scale=share, size=Z.shape) if share else Z.copy()
+    labels = mdav(Z, k=5)
+    sums = np.zeros((labels.max() + 1, Z.shape[1]))
+    np.add.at(sums, labels, Z)
+    cases = [(f"noise {share:.0%} of the s.d.",
+              Z + rng.normal(scale=share, size=Z.shape) if share else Z.copy())
+             for share in (0.0, 0.2, 1.0)]
+    cases.append(("an MDAV release, k = 5", (sums / np.bincount(labels)[:, None])[labels]))
+    for name, M in cases:
         new, after = _timed(record_linkage, Z, M)
+        alone, one = _one_thread(record_linkage, Z, M)
         old, before = _timed(old_record_linkage, Z, M)
-        rows.append({"task": f"DLD, noise {share:.0%} of the s.d.", "size": f"{n:,} × 10",
+        same = new == old == alone
+        rows.append({"task": f"DLD, {name}", "size": f"{n:,} × 10",
                      "before_s": before, "after_s": after, "target": "≤ 5 s",
-                     "check": "same DLD" if new == old else f"DIFFERENT {new} vs {old}"})
+                     "check": (f"one thread {one:.2f} s; "
+                               + ("same DLD" if same else f"DIFFERENT {new} vs {old}"))})
     return rows
 
 
@@ -140,10 +164,7 @@ def rows(quick: bool) -> list[dict]:
         table, columns = _table(n)
         roles = RoleSpec(quasi_identifiers=tuple(columns))
         X = encode(table, roles, strict=False).X
-        if method == "pcp":
-            bare_method = pcp
-        else:
-            from core.methods.mdav import mdav as bare_method
+        bare_method = pcp if method == "pcp" else mdav
         bare_times, whole_times = [], []
         for _ in range(1 if quick else 3):  # alternated: the machine's load hits both
             labels, bare = _timed(bare_method, X, k=5)
