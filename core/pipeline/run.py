@@ -65,7 +65,8 @@ def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
     # 1,000,000 × 10 to save a quarter of a second.)
     helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="run")
     try:
-        result = _run(plan, state, started, helper)
+        result = _run(plan, state, started,
+                      MeasuresAhead(plan.encoding, plan.scenarios, helper))
     except BaseException:
         helper.shutdown(wait=False, cancel_futures=True)
         raise
@@ -74,10 +75,9 @@ def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
 
 
 def _run(plan: RunPlan, state: TaskState, started: float,
-         helper: ThreadPoolExecutor) -> AnonymizationResult:
-    """:func:`run`'s stages, with ``helper`` for the work beside the main thread."""
+         ahead: MeasuresAhead) -> AnonymizationResult:
+    """:func:`run`'s stages; ``ahead`` is the measures' work begun on the original."""
     spec, table, roles = plan.method, plan.table, plan.roles
-    ahead = MeasuresAhead(plan.encoding, plan.scenarios, helper)
 
     # 1. partition
     values = None
@@ -125,12 +125,12 @@ def _run(plan: RunPlan, state: TaskState, started: float,
 
     # 4. the released table is final; 5. measure and verify it
     state.step(0.85, "measuring disclosure risk and utility")
-    # Mic1D-k's k counts values: the record-level check is against the smallest
-    # meaningful class size, 2. A per-attribute method promises nothing per attribute
-    # that matters to an intruder who knows several: verify the whole table.
     measures = measure(table, released, roles, known=list(plan.scenarios),
                        seed=plan.seed, encoding=plan.encoding, state=state.sub(0.85, 0.95),
                        ahead=ahead)
+    # Mic1D-k's k counts values: the record-level check is against the smallest
+    # meaningful class size, 2. A per-attribute method promises nothing per attribute
+    # that matters to an intruder who knows several: verify the whole table.
     state.step(0.95, "verifying the released table")
     check = spec.guarantee.check(
         table, released, roles, k=2 if spec.masks_values else plan.k,
