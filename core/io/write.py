@@ -25,7 +25,9 @@ XLSX
 
 from __future__ import annotations
 
+import csv
 import importlib.util
+import io
 import os
 import tempfile
 from collections.abc import Sequence
@@ -95,9 +97,7 @@ def write_table(path: str | os.PathLike, table: pd.DataFrame, *,
     suffix = target.suffix.lower()
     if suffix == ".csv":
         def write(temporary):
-            # CRLF (RFC 4180): a field holding a bare carriage return is then quoted.
-            _csv_ready(table).to_csv(temporary, index=False, encoding="utf-8",
-                                     lineterminator="\r\n")
+            _write_csv(temporary, _csv_ready(table))
     elif suffix == ".xlsx":
         if len(table) + 1 > EXCEL_MAX_ROWS:
             raise MicroaggError(
@@ -142,6 +142,51 @@ def _csv_ready(table: pd.DataFrame) -> pd.DataFrame:
                     np.abs(array).max() < 2.0 ** 53:
                 out.isetitem(position, array.astype(np.int64))
     return out
+
+
+def _write_csv(path: str, frame: pd.DataFrame) -> None:
+    """``frame`` as ``pandas.DataFrame.to_csv`` writes it: UTF-8, CRLF (RFC 4180: a field
+    holding a bare carriage return is then quoted), minimal quoting, no index, NaN empty.
+
+    A table of numbers only (int64 and float64 columns) takes a faster path that gives
+    the same bytes: each distinct value of a column is formatted once, by the same
+    ``numpy`` conversion pandas uses (a released group shares its values), and the rows
+    are joined a block at a time. Any other table is written by pandas.
+    """
+    if frame.shape[1] == 0 or not all(dtype in (np.int64, np.float64)
+                                      for dtype in frame.dtypes):
+        frame.to_csv(path, index=False, encoding="utf-8", lineterminator="\r\n")
+        return
+    columns = [_csv_texts(frame.iloc[:, j].to_numpy()) for j in range(frame.shape[1])]
+    if len(columns) == 1:  # the csv module quotes a row that is one empty field
+        columns[0][columns[0] == ""] = '""'
+    header = io.StringIO()
+    csv.writer(header, lineterminator="\r\n").writerow([str(c) for c in frame.columns])
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        handle.write(header.getvalue())
+        for start in range(0, len(frame), _CSV_ROWS_PER_BLOCK):
+            block = [texts[start:start + _CSV_ROWS_PER_BLOCK] for texts in columns]
+            handle.write("\r\n".join(map(",".join, zip(*block))))
+            handle.write("\r\n")
+
+
+_CSV_ROWS_PER_BLOCK = 65_536
+
+
+def _csv_texts(values: np.ndarray) -> np.ndarray:
+    """A numeric column's CSV fields (object array of str), as pandas writes them.
+
+    Distinct values are found on the bit patterns, so 0.0 and −0.0 (equal as numbers)
+    each keep their own text; every NaN is written empty.
+    """
+    if values.dtype.kind != "f":
+        distinct, inverse = np.unique(values, return_inverse=True)
+        return distinct.astype(str).astype(object)[inverse]
+    bits, inverse = np.unique(values.view(np.int64), return_inverse=True)
+    distinct = bits.view(np.float64)
+    texts = distinct.astype(str).astype(object)
+    texts[np.isnan(distinct)] = ""
+    return texts[inverse]
 
 
 def _write_xlsx(path: str, sheets: Sequence[tuple[str, pd.DataFrame]]) -> None:

@@ -1,0 +1,87 @@
+"""The CSV writer's path for tables of numbers gives pandas' bytes exactly.
+
+A released table of numbers is written by formatting each distinct value of a column
+once (``core.io.write._write_csv``); the file must be the one ``DataFrame.to_csv`` writes
+(UTF-8, CRLF, minimal quoting, NaN empty), whatever the values: 0.0 beside −0.0, NaN,
+infinities, the smallest and largest floats, integers, repeated values, headers that
+need quoting, and blocks of rows that end anywhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import core.io.write as write
+from core.io.write import write_table
+
+SPECIALS = (0.0, -0.0, np.nan, np.inf, -np.inf, 5e-324, 1.7976931348623157e308, 1e16,
+            1e-5, 0.1, 123456789012345678.0, 2.0 ** 53, 100.0, -2.5)
+NAMES = ("x", "a,b", 'say "hi"', "line\nbreak", "=SUM(A1)", " lead", "ünï", "")
+
+
+def _frame(seed: int, rows: int, columns: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    data = {}
+    for j in range(columns):
+        kind = rng.integers(0, 4)
+        if kind == 0:  # floats from few values, with the special ones
+            pool = np.concatenate([rng.normal(size=3) * 10.0 ** rng.integers(-8, 9, 3),
+                                   SPECIALS])
+            column = rng.choice(pool, rows)
+        elif kind == 1:  # group means: each value repeated
+            column = np.repeat(rng.normal(size=rows // 3 + 1), 3)[:rows]
+        elif kind == 2:  # whole numbers, written as integers
+            column = rng.integers(-10**6, 10**6, rows).astype(float)
+        else:
+            column = rng.integers(-2**62, 2**62, rows)
+        data[f"{NAMES[j % len(NAMES)]}{j}"] = column
+    return pd.DataFrame(data)
+
+
+def _pandas_bytes(tmp_path, frame) -> bytes:
+    path = tmp_path / "pandas.csv"
+    write._csv_ready(frame).to_csv(path, index=False, encoding="utf-8",
+                                   lineterminator="\r\n")
+    return path.read_bytes()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 40), st.integers(1, 6),
+       st.sampled_from([1, 3, 7, 65_536]))
+def test_numbers_are_written_as_pandas_writes_them(tmp_path_factory, seed, rows, columns,
+                                                   block):
+    tmp_path = tmp_path_factory.mktemp("csv")
+    frame = _frame(seed, rows, columns)
+    saved, write._CSV_ROWS_PER_BLOCK = write._CSV_ROWS_PER_BLOCK, block
+    try:
+        write_table(tmp_path / "fast.csv", frame)
+    finally:
+        write._CSV_ROWS_PER_BLOCK = saved
+    assert (tmp_path / "fast.csv").read_bytes() == _pandas_bytes(tmp_path, frame)
+
+
+def test_zero_and_negative_zero_keep_their_own_text(tmp_path):
+    frame = pd.DataFrame({"v": [0.0, -0.0, 0.5, -0.0, 0.0]})
+    write_table(tmp_path / "z.csv", frame)
+    assert (tmp_path / "z.csv").read_bytes() == b"v\r\n0.0\r\n-0.0\r\n0.5\r\n-0.0\r\n0.0\r\n"
+    assert (tmp_path / "z.csv").read_bytes() == _pandas_bytes(tmp_path, frame)
+
+
+def test_missing_values_are_empty_and_text_tables_go_through_pandas(tmp_path):
+    numbers = pd.DataFrame({"a": [1.5, np.nan, 2.5], "b": [1, 2, 3]})
+    write_table(tmp_path / "n.csv", numbers)
+    assert (tmp_path / "n.csv").read_bytes() == b"a,b\r\n1.5,1\r\n,2\r\n2.5,3\r\n"
+    mixed = pd.DataFrame({"a": [1.5, 2.5], "region": ["North, east", "=cmd"]})
+    write_table(tmp_path / "m.csv", mixed)
+    assert (tmp_path / "m.csv").read_bytes() == _pandas_bytes(tmp_path, mixed)
+
+
+@pytest.mark.parametrize("rows", [0, 1])
+def test_an_empty_or_one_row_table(tmp_path, rows):
+    frame = pd.DataFrame({"a,1": np.arange(rows, dtype=float) + 0.25,
+                          "b": np.arange(rows)})
+    write_table(tmp_path / "e.csv", frame)
+    assert (tmp_path / "e.csv").read_bytes() == _pandas_bytes(tmp_path, frame)
