@@ -63,10 +63,12 @@ def test_numbers_are_written_as_pandas_writes_them(tmp_path_factory, seed, rows,
     assert (tmp_path / "fast.csv").read_bytes() == _pandas_bytes(tmp_path, frame)
 
 
-def test_zero_and_negative_zero_keep_their_own_text(tmp_path):
-    frame = pd.DataFrame({"v": [0.0, -0.0, 0.5, -0.0, 0.0]})
+@pytest.mark.parametrize("times", [1, 4])  # all but distinct, and repeated values
+def test_zero_and_negative_zero_keep_their_own_text(tmp_path, times):
+    frame = pd.DataFrame({"v": [0.0, -0.0, 0.5, -0.0, np.nan] * times})
     write_table(tmp_path / "z.csv", frame)
-    assert (tmp_path / "z.csv").read_bytes() == b"v\r\n0.0\r\n-0.0\r\n0.5\r\n-0.0\r\n0.0\r\n"
+    assert (tmp_path / "z.csv").read_bytes() == \
+        b"v\r\n" + b'0.0\r\n-0.0\r\n0.5\r\n-0.0\r\n""\r\n' * times
     assert (tmp_path / "z.csv").read_bytes() == _pandas_bytes(tmp_path, frame)
 
 

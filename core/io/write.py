@@ -149,23 +149,26 @@ def _write_csv(path: str, frame: pd.DataFrame) -> None:
     holding a bare carriage return is then quoted), minimal quoting, no index, NaN empty.
 
     A table of numbers only (int64 and float64 columns) takes a faster path that gives
-    the same bytes: each distinct value of a column is formatted once, by the same
-    ``numpy`` conversion pandas uses (a released group shares its values), and the rows
-    are joined a block at a time. Any other table is written by pandas.
+    the same bytes: numbers are formatted by the same ``numpy`` conversion pandas uses,
+    a column that repeats its values (a released group shares them) has each distinct
+    value formatted once, and the rows are joined a block at a time (so memory stays
+    that of a block, plus one text per distinct value of the repeating columns). Any
+    other table is written by pandas.
     """
     if frame.shape[1] == 0 or not all(dtype in (np.int64, np.float64)
                                       for dtype in frame.dtypes):
         frame.to_csv(path, index=False, encoding="utf-8", lineterminator="\r\n")
         return
-    columns = [_csv_texts(frame.iloc[:, j].to_numpy()) for j in range(frame.shape[1])]
-    if len(columns) == 1:  # the csv module quotes a row that is one empty field
-        columns[0][columns[0] == ""] = '""'
+    columns = [_CsvColumn(frame.iloc[:, j].to_numpy()) for j in range(frame.shape[1])]
     header = io.StringIO()
     csv.writer(header, lineterminator="\r\n").writerow([str(c) for c in frame.columns])
     with open(path, "w", encoding="utf-8", newline="") as handle:
         handle.write(header.getvalue())
         for start in range(0, len(frame), _CSV_ROWS_PER_BLOCK):
-            block = [texts[start:start + _CSV_ROWS_PER_BLOCK] for texts in columns]
+            stop = start + _CSV_ROWS_PER_BLOCK
+            block = [column.texts(start, stop) for column in columns]
+            if len(block) == 1:  # the csv module quotes a row that is one empty field
+                block[0][block[0] == ""] = '""'
             handle.write("\r\n".join(map(",".join, zip(*block))))
             handle.write("\r\n")
 
@@ -173,20 +176,34 @@ def _write_csv(path: str, frame: pd.DataFrame) -> None:
 _CSV_ROWS_PER_BLOCK = 65_536
 
 
-def _csv_texts(values: np.ndarray) -> np.ndarray:
-    """A numeric column's CSV fields (object array of str), as pandas writes them.
+class _CsvColumn:
+    """A numeric column's CSV fields, as pandas writes them, a block of rows at a time.
 
     Distinct values are found on the bit patterns, so 0.0 and −0.0 (equal as numbers)
     each keep their own text; every NaN is written empty.
     """
-    if values.dtype.kind != "f":
-        distinct, inverse = np.unique(values, return_inverse=True)
-        return distinct.astype(str).astype(object)[inverse]
-    bits, inverse = np.unique(values.view(np.int64), return_inverse=True)
-    distinct = bits.view(np.float64)
-    texts = distinct.astype(str).astype(object)
-    texts[np.isnan(distinct)] = ""
-    return texts[inverse]
+
+    def __init__(self, values: np.ndarray):
+        self._values = values
+        keys = values.view(np.int64) if values.dtype.kind == "f" else values
+        distinct, inverse = np.unique(keys, return_inverse=True)
+        self._distinct = None
+        if 2 * len(distinct) <= len(values):  # repeated values: each formatted once
+            self._distinct = _number_texts(distinct.view(values.dtype))
+            self._inverse = inverse
+
+    def texts(self, start: int, stop: int) -> np.ndarray:
+        if self._distinct is not None:
+            return self._distinct[self._inverse[start:stop]]
+        return _number_texts(self._values[start:stop])
+
+
+def _number_texts(values: np.ndarray) -> np.ndarray:
+    """Numbers as pandas' CSV writer formats them (object array of str, NaN empty)."""
+    texts = values.astype(str).astype(object)
+    if values.dtype.kind == "f":
+        texts[np.isnan(values)] = ""
+    return texts
 
 
 def _write_xlsx(path: str, sheets: Sequence[tuple[str, pd.DataFrame]]) -> None:
