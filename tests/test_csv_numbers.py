@@ -1,10 +1,12 @@
-"""The CSV writer's path for tables of numbers gives pandas' bytes exactly.
+"""The CSV writer's path for tables of numbers and text gives pandas' bytes exactly.
 
-A released table of numbers is written by formatting each distinct value of a column
-once (``core.io.write._write_csv``); the file must be the one ``DataFrame.to_csv`` writes
-(UTF-8, CRLF, minimal quoting, NaN empty), whatever the values: 0.0 beside −0.0, NaN,
-infinities, the smallest and largest floats, integers, repeated values, headers that
-need quoting, and blocks of rows that end anywhere.
+A released table of numbers and text is written by formatting each distinct value of a
+numeric column once (``core.io.write._write_csv``); the file must be the one
+``DataFrame.to_csv`` writes (UTF-8, CRLF, minimal quoting, missing values empty),
+whatever the values: 0.0 beside −0.0, NaN, infinities, the smallest and largest floats,
+integers, repeated values, text with separators, quotes and line breaks, empty text
+beside missing text, headers that need quoting, and blocks of rows that end anywhere.
+Other kinds of columns (categories, booleans) go through pandas itself.
 """
 
 from __future__ import annotations
@@ -20,13 +22,15 @@ from core.io.write import write_table
 SPECIALS = (0.0, -0.0, np.nan, np.inf, -np.inf, 5e-324, 1.7976931348623157e308, 1e16,
             1e-5, 0.1, 123456789012345678.0, 2.0 ** 53, 100.0, -2.5)
 NAMES = ("x", "a,b", 'say "hi"', "line\nbreak", "=SUM(A1)", " lead", "ünï", "")
+TEXTS = ("North", "a,b", 'say "hi"', "two\nlines", "cr\ronly", "", " ", "=1+1", "ünï",
+         "'quoted", "-3", None, np.nan)
 
 
 def _frame(seed: int, rows: int, columns: int) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     data = {}
     for j in range(columns):
-        kind = rng.integers(0, 4)
+        kind = rng.integers(0, 6)
         if kind == 0:  # floats from few values, with the special ones
             pool = np.concatenate([rng.normal(size=3) * 10.0 ** rng.integers(-8, 9, 3),
                                    SPECIALS])
@@ -35,8 +39,14 @@ def _frame(seed: int, rows: int, columns: int) -> pd.DataFrame:
             column = np.repeat(rng.normal(size=rows // 3 + 1), 3)[:rows]
         elif kind == 2:  # whole numbers, written as integers
             column = rng.integers(-10**6, 10**6, rows).astype(float)
-        else:
+        elif kind == 3:
             column = rng.integers(-2**62, 2**62, rows)
+        elif kind == 4:  # text, with missing values
+            column = pd.Series([TEXTS[i] for i in rng.integers(0, len(TEXTS), rows)],
+                               dtype=object if rng.integers(0, 2) else "str")
+        else:  # categories or booleans: pandas writes the table itself
+            column = (pd.Categorical(rng.choice(["a", "b,c"], rows)) if rng.integers(0, 2)
+                      else rng.integers(0, 2, rows).astype(bool))
         data[f"{NAMES[j % len(NAMES)]}{j}"] = column
     return pd.DataFrame(data)
 
@@ -48,7 +58,7 @@ def _pandas_bytes(tmp_path, frame) -> bytes:
     return path.read_bytes()
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(0, 40), st.integers(1, 6),
        st.sampled_from([1, 3, 7, 65_536]))
 def test_numbers_are_written_as_pandas_writes_them(tmp_path_factory, seed, rows, columns,
@@ -87,3 +97,19 @@ def test_an_empty_or_one_row_table(tmp_path, rows):
                           "b": np.arange(rows)})
     write_table(tmp_path / "e.csv", frame)
     assert (tmp_path / "e.csv").read_bytes() == _pandas_bytes(tmp_path, frame)
+
+
+def test_numbers_and_text_take_the_fast_path(tmp_path, monkeypatch):
+    frame = pd.DataFrame({"t": pd.Series(["a", None, "b,c", ""], dtype="str"),
+                          "o": pd.Series(["x", "", np.nan, 'q"'], dtype=object),
+                          "v": [1.5, 2.5, np.nan, -0.0], "n": [1, 2, 3, 4]})
+    expected = _pandas_bytes(tmp_path, frame)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("pandas wrote a table of numbers and text")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", refused)
+    write_table(tmp_path / "f.csv", frame)
+    assert (tmp_path / "f.csv").read_bytes() == expected
+    with pytest.raises(AssertionError, match="pandas wrote"):  # booleans: pandas' own
+        write_table(tmp_path / "b.csv", frame.assign(b=[True, False, True, True]))
