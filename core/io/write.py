@@ -160,12 +160,19 @@ def _write_csv(path: str, frame: pd.DataFrame) -> None:
     if not columns or any(column is None for column in columns):
         frame.to_csv(path, index=False, encoding="utf-8", lineterminator="\r\n")
         return
+    # Numbers never need quoting: rows of two or more are joined directly (a row of
+    # one empty field is quoted by the writer).
+    joined = len(columns) > 1 and all(column.numeric for column in columns)
     with open(path, "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, lineterminator="\r\n")
         writer.writerow([str(c) for c in frame.columns])
         for start in range(0, len(frame), _CSV_ROWS_PER_BLOCK):
             stop = start + _CSV_ROWS_PER_BLOCK
-            writer.writerows(zip(*[column.texts(start, stop) for column in columns]))
+            rows = zip(*[column.texts(start, stop) for column in columns])
+            if joined:
+                handle.write("\r\n".join(map(",".join, rows)) + "\r\n")
+            else:
+                writer.writerows(rows)
 
 
 _CSV_ROWS_PER_BLOCK = 65_536
@@ -181,6 +188,7 @@ class _CsvColumn:
 
     def __init__(self, values: np.ndarray, numeric: bool):
         self._values = values
+        self.numeric = numeric
         self._distinct = None
         if not numeric:
             return
