@@ -111,3 +111,24 @@ def test_an_error_on_the_helper_reaches_the_caller(two_threads, monkeypatch):
     with pytest.raises(MemoryError, match="helper out of memory"):
         record_linkage(Z, Z + 0.1)
     assert not [t for t in threading.enumerate() if t.name == "microagg-linkage"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(20, 400), st.integers(1, 5),
+       st.sampled_from([0.5, 3.0, 20.0]))
+def test_the_pruned_search_is_the_reference_for_queries_anywhere(seed, n, d, spread):
+    """Queries inside and far outside the points, each bounded by its distance to a
+    random point (so some point is within reach): the compiled search, which prunes a
+    node by a lower bound of its box distance before reading the box, gives the
+    reference's minimum and ties."""
+    rng = np.random.default_rng(seed)
+    points = np.unique(np.round(rng.standard_normal((n, d)) * 4) / 4, axis=0)  # a grid
+    n = len(points)
+    queries = rng.standard_normal((max(n // 2, 1), d)) * spread
+    targets = rng.integers(0, n, len(queries))
+    bound = ((queries - points[targets]) ** 2).sum(axis=1)
+    multiplicity = np.ones(n)
+    fast = linkage.link_queries(points, multiplicity, queries, bound, targets)
+    reference = linkage.link_reference(points, multiplicity, queries, bound)
+    np.testing.assert_array_equal(fast[0], reference[0])
+    np.testing.assert_array_equal(fast[1], reference[1])

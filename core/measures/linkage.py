@@ -198,18 +198,23 @@ def _search(ordered, weight, start, stop, left, right, split_dim, split_value, l
     """
     d = queries.shape[1]
     stack = np.zeros(256, dtype=np.int64)
+    floor = np.zeros(256)  # a lower bound of each stacked node's box distance
     weights = np.zeros(len(shell))
     for t in range(first, last):
         q = order[t]
         inner = bound[q]
         outer = inner * tie
+        reach = outer * (1.0 + 1e-9)
         count = 0
         closer = False
         top = 1
         stack[0] = 0
+        floor[0] = 0.0
         while top > 0 and not closer:
             top -= 1
             node = stack[top]
+            if floor[top] > reach:  # out of reach without reading its box
+                continue
             box = 0.0
             for j in range(d):
                 x = queries[q, j]
@@ -219,7 +224,7 @@ def _search(ordered, weight, start, stop, left, right, split_dim, split_value, l
                 elif x > high[node, j]:
                     g = x - high[node, j]
                     box += g * g
-            if box > outer * (1.0 + 1e-9):
+            if box > reach:
                 continue
             if left[node] < 0:
                 for i in range(start[node], stop[node]):
@@ -245,10 +250,27 @@ def _search(ordered, weight, start, stop, left, right, split_dim, split_value, l
                 grown = np.zeros(2 * len(stack), dtype=np.int64)
                 grown[:top] = stack[:top]
                 stack = grown
-            if queries[q, split_dim[node]] < split_value[node]:
+                grown_floor = np.zeros(2 * len(floor))
+                grown_floor[:top] = floor[:top]
+                floor = grown_floor
+            # The far child lies beyond the split: its box distance is at least this
+            # box's with the split attribute's term replaced by the squared gap to the
+            # split, which is at least that term (the split lies inside this box), and
+            # every other term can only grow in a smaller box.
+            dim = split_dim[node]
+            x = queries[q, dim]
+            term = 0.0
+            if x < low[node, dim]:
+                term = (low[node, dim] - x) * (low[node, dim] - x)
+            elif x > high[node, dim]:
+                term = (x - high[node, dim]) * (x - high[node, dim])
+            gap = (x - split_value[node]) * (x - split_value[node])
+            far = box - term + gap
+            if x < split_value[node]:
                 stack[top], stack[top + 1] = right[node], left[node]
             else:
                 stack[top], stack[top + 1] = left[node], right[node]
+            floor[top], floor[top + 1] = far, box
             top += 2
         if closer or count == 0:
             nearest[q] = -1.0
