@@ -310,8 +310,10 @@ def encode(table: pd.DataFrame, roles: RoleSpec, *, strict: bool = True) -> Enco
         # exactly the same X (and published figures) as before.
         raw = numeric_matrix(table, numeric)
         mean, std = raw.mean(axis=0), raw.std(axis=0)
+        # = raw.min(axis=0) == raw.max(axis=0): the values are finite (numeric_matrix)
+        constant = constant_columns(raw) if strict else None
         for j, column in enumerate(numeric):
-            if strict and (not std[j] > 0 or raw[:, j].min() == raw[:, j].max()):
+            if strict and (not std[j] > 0 or constant[j]):
                 raise MicroaggError(
                     f"Column '{column}' is constant (every value is {raw[0, j]:g}), so it "
                     "carries no information to protect. Give it the non-confidential role.")
