@@ -21,11 +21,12 @@ class MeasuresAhead:
     """The measures' work on the original alone, started before there is a release.
 
     The search tree over the originals of the first intruder scenario and the
-    original's IL1 moments depend on the original table only. :func:`core.pipeline.run.run` starts them on a helper thread (``executor``)
-    while the method partitions the records, and :func:`~core.measures.measure.measure`
-    takes them instead of computing them again; each is computed by the same function
-    either way, so the figures do not depend on it. Every figure is still computed on
-    the released table, once it is final.
+    original's IL1 moments depend on the original table only.
+    :func:`core.pipeline.run.run` starts them on a helper thread (``executor``) while
+    the method partitions the records, and :func:`~core.measures.measure.measure` takes
+    them instead of computing them again; each is computed by the same function either
+    way, so the figures do not depend on it. Every figure is still computed on the
+    released table, once it is final.
 
     Parameters
     ----------
@@ -43,7 +44,7 @@ class MeasuresAhead:
         self.scenario_sets = tuple(tuple(s) for s in scenario_sets)
         nominal = nominal_mask(encoding)
         self.linkage = Work(executor, linkage_originals,
-                             known_columns(encoding.X, encoding, self.scenario_sets[0]))
+                            known_columns(encoding.X, encoding, self.scenario_sets[0]))
         self.moments = Work(executor, mixed_moments, encoding.values, nominal)
 
     def serves(self, encoding: Encoding, scenario_sets) -> bool:
