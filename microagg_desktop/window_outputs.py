@@ -26,7 +26,7 @@ HTML_FILTER, PDF_FILTER = "HTML report (*.html)", "PDF report (*.pdf)"
 def export_task(result, path, *, state, source=""):
     """The worker's task for Export: the released table, atomically."""
     state.step(0.0, f"Writing {Path(path).name}…")
-    return export_result(result, path, source=source)
+    return export_result(result, path, source=source, state=state)
 
 
 def report_task(result, path, *, state, **keywords):

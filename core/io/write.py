@@ -40,6 +40,7 @@ from core.errors import MicroaggError
 from core.io.cells import neutralise_frame
 from core.io.read import first_line
 from core.io.xlsx_stream import write_xlsx
+from core.progress import TaskState
 
 __all__ = ["EXCEL_MAX_ROWS", "atomic_write", "write_table"]
 
@@ -87,17 +88,19 @@ def atomic_write(path: str | os.PathLike, write) -> Path:
 
 def write_table(path: str | os.PathLike, table: pd.DataFrame, *,
                 extra_sheets: Sequence[tuple[str, pd.DataFrame]] = (),
-                sheet_name: str = "masked") -> Path:
+                sheet_name: str = "masked", state: TaskState | None = None) -> Path:
     """Write ``table`` to ``.csv``, ``.xlsx`` or ``.parquet`` (by extension), atomically.
 
     An XLSX file gets ``table`` on the sheet ``sheet_name`` and every ``extra_sheets``
-    entry (name, frame) after it. A CSV file holds ``table`` only.
+    entry (name, frame) after it. A CSV file holds ``table`` only. ``state`` gets the
+    progress of a CSV file written a block of rows at a time; a cancel there stops the
+    write and leaves no file.
     """
     target = Path(path)
     suffix = target.suffix.lower()
     if suffix == ".csv":
         def write(temporary):
-            _write_csv(temporary, _csv_ready(table))
+            _write_csv(temporary, _csv_ready(table), state or TaskState())
     elif suffix == ".xlsx":
         if len(table) + 1 > EXCEL_MAX_ROWS:
             raise MicroaggError(
@@ -144,7 +147,7 @@ def _csv_ready(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _write_csv(path: str, frame: pd.DataFrame) -> None:
+def _write_csv(path: str, frame: pd.DataFrame, state: TaskState) -> None:
     """``frame`` as ``pandas.DataFrame.to_csv`` writes it: UTF-8, CRLF (RFC 4180: a field
     holding a bare carriage return is then quoted), minimal quoting, no index, missing
     values empty.
@@ -154,7 +157,8 @@ def _write_csv(path: str, frame: pd.DataFrame) -> None:
     a numeric column that repeats its values (a released group shares them) has each
     distinct value formatted once, and the rows go to the same ``csv`` writer pandas
     uses a block at a time (memory: a block, plus one text per distinct value of the
-    repeating columns). Any other table is written by pandas.
+    repeating columns), with progress on ``state`` after each block. Any other table is
+    written by pandas.
     """
     columns = [_CsvColumn.of(frame.iloc[:, j]) for j in range(frame.shape[1])]
     if not columns or any(column is None for column in columns):
@@ -173,6 +177,7 @@ def _write_csv(path: str, frame: pd.DataFrame) -> None:
                 handle.write("\r\n".join(map(",".join, rows)) + "\r\n")
             else:
                 writer.writerows(rows)
+            state.step(min(stop, len(frame)) / len(frame))
 
 
 _CSV_ROWS_PER_BLOCK = 65_536

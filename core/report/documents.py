@@ -20,15 +20,18 @@ from core.report.summary import summary_frame
 __all__ = ["summary_frame", "export_result", "write_report", "report_html"]
 
 
-def export_result(result: AnonymizationResult, path, *, source: str = "") -> Path:
+def export_result(result: AnonymizationResult, path, *, source: str = "",
+                  state: TaskState | None = None) -> Path:
     """Write the masked table (CSV or XLSX with a summary sheet), atomically.
 
     Refuses a result the verifier did not pass: a weaker table is never exported.
+    ``state`` gets a CSV file's progress (:func:`core.io.write.write_table`).
     """
     if not result.passed and get_method(result.method).guarantee.record_level:
         raise MicroaggError("This result did not pass verification; it cannot be exported.")
     return write_table(path, result.masked,
-                       extra_sheets=[("summary", summary_frame(result, source=source))])
+                       extra_sheets=[("summary", summary_frame(result, source=source))],
+                       state=state)
 
 
 def write_report(result: AnonymizationResult, path, *, source: str = "",
