@@ -93,8 +93,8 @@ def write_table(path: str | os.PathLike, table: pd.DataFrame, *,
 
     An XLSX file gets ``table`` on the sheet ``sheet_name`` and every ``extra_sheets``
     entry (name, frame) after it. A CSV file holds ``table`` only. ``state`` gets the
-    progress of a CSV file written a block of rows at a time; a cancel there stops the
-    write and leaves no file.
+    progress of a CSV or XLSX file, written a block of rows at a time; a cancel there
+    stops the write and leaves no file.
     """
     target = Path(path)
     suffix = target.suffix.lower()
@@ -110,7 +110,7 @@ def write_table(path: str | os.PathLike, table: pd.DataFrame, *,
                 "or run blocked with `--engine dask`, which writes a folder of parts.")
 
         def write(temporary):
-            _write_xlsx(temporary, [(sheet_name, table), *extra_sheets])
+            _write_xlsx(temporary, [(sheet_name, table), *extra_sheets], state)
     elif suffix == ".parquet":
         if importlib.util.find_spec("pyarrow") is None:
             raise MicroaggError(
@@ -230,9 +230,11 @@ def _number_texts(values: np.ndarray) -> np.ndarray:
     return texts
 
 
-def _write_xlsx(path: str, sheets: Sequence[tuple[str, pd.DataFrame]]) -> None:
+def _write_xlsx(path: str, sheets: Sequence[tuple[str, pd.DataFrame]],
+                state: TaskState | None) -> None:
     write_xlsx(path, [(name, frame, [_width(frame, c) for c in frame.columns])
-                      for name, frame in sheets])
+                      for name, frame in sheets],
+               progress=None if state is None else state.step)
 
 
 def _width(frame: pd.DataFrame, column) -> float:

@@ -129,7 +129,8 @@ def _letters(j: int) -> str:
     return name
 
 
-def _write_sheet(handle, frame: pd.DataFrame, widths: Sequence[float]) -> None:
+def _write_sheet(handle, frame: pd.DataFrame, widths: Sequence[float], wrote) -> None:
+    """The worksheet XML of ``frame``; ``wrote(rows)`` after each chunk of rows."""
     letters = [_letters(j) for j in range(frame.shape[1])]
     cols = "".join(f'<col min="{j}" max="{j}" width="{w}" customWidth="1"/>'
                    for j, w in enumerate(widths, start=1))
@@ -148,6 +149,7 @@ def _write_sheet(handle, frame: pd.DataFrame, widths: Sequence[float]) -> None:
                 f'<c r="{letter}{r}"{cell}' for letter, cell in zip(letters, cells)
                 if cell is not None) + "</row>")
         handle.write("".join(rows).encode("utf-8"))
+        wrote(len(chunk))
     handle.write(b"</sheetData></worksheet>")
 
 
@@ -165,23 +167,32 @@ def _sheet_names(names: Sequence[str]) -> list[str]:
 
 
 def write_xlsx(path: str, sheets: Sequence[tuple[str, pd.DataFrame, Sequence[float]]],
-               *, compresslevel: int = 6) -> None:
+               *, compresslevel: int = 6, progress=None) -> None:
     """Write ``(name, frame, column widths)`` sheets to a new XLSX file at ``path``.
 
     ZIP64 headers are written only for a sheet whose XML could pass 4 GB (more than
     ``_ZIP64_CELLS`` cells), since some spreadsheet programs refuse them where they are
     not needed; should a smaller sheet still pass 4 GB, the file is written again with
-    them on every sheet.
+    them on every sheet. ``progress(fraction)`` is called with the share of all the
+    sheets' rows written, after each chunk of rows (an exception there stops the write).
     """
     try:
-        _write(path, sheets, compresslevel, force_zip64=False)
+        _write(path, sheets, compresslevel, force_zip64=False, progress=progress)
     except RuntimeError as error:  # zipfile: "File size too large, try using force_zip64"
         if "zip64" not in str(error).lower():
             raise
-        _write(path, sheets, compresslevel, force_zip64=True)
+        _write(path, sheets, compresslevel, force_zip64=True, progress=progress)
 
 
-def _write(path, sheets, compresslevel: int, *, force_zip64: bool) -> None:
+def _write(path, sheets, compresslevel: int, *, force_zip64: bool, progress) -> None:
+    total = max(sum(len(frame) for _, frame, _ in sheets), 1)
+    written = [0]
+
+    def wrote(rows: int) -> None:
+        written[0] += rows
+        if progress is not None:
+            progress(written[0] / total)
+
     names = _sheet_names([name for name, _, _ in sheets])
     parts = "".join(
         f'<Override PartName="/xl/worksheets/sheet{i}.xml" ContentType="application/'
@@ -215,4 +226,4 @@ def _write(path, sheets, compresslevel: int, *, force_zip64: bool) -> None:
         for i, (_, frame, widths) in enumerate(sheets, start=1):
             big = force_zip64 or frame.size > _ZIP64_CELLS
             with archive.open(f"xl/worksheets/sheet{i}.xml", "w", force_zip64=big) as out:
-                _write_sheet(out, frame, widths)
+                _write_sheet(out, frame, widths, wrote)

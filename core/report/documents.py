@@ -25,7 +25,7 @@ def export_result(result: AnonymizationResult, path, *, source: str = "",
     """Write the masked table (CSV or XLSX with a summary sheet), atomically.
 
     Refuses a result the verifier did not pass: a weaker table is never exported.
-    ``state`` gets a CSV file's progress (:func:`core.io.write.write_table`).
+    ``state`` gets the file's progress (:func:`core.io.write.write_table`).
     """
     if not result.passed and get_method(result.method).guarantee.record_level:
         raise MicroaggError("This result did not pass verification; it cannot be exported.")
