@@ -296,7 +296,9 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
     def _update_actions(self) -> None:
         busy = self.runner.running or self.io_runner.running
         self.run_action.setEnabled(self.table is not None and not busy)
-        self.cancel_action.setEnabled(busy)
+        # A file being written is finished, never cut: Cancel is off meanwhile.
+        self.cancel_action.setEnabled(self.runner.running or (self.io_runner.running
+                                                              and not self._io_writing))
         self.export_action.setEnabled(self._exportable() and not busy)
         self.report_action.setEnabled(self.result is not None and not busy)
         self.copy_command_action.setEnabled(self.shown_record is not None

@@ -162,3 +162,32 @@ def test_runs_with_different_unmasked_records_get_no_best_value(qtbot, window):
     # Their IL and risk cover different records: none of them is marked best.
     best_rows = {row for row, _ in window.compare_view.best_cells()}
     assert best_rows == {"Records released unmasked"}
+
+
+def test_cancel_is_off_while_an_export_is_written(qtbot, window, survey, tmp_path,
+                                                  monkeypatch):
+    """A file being written is finished, never cut: Cancel is not offered meanwhile
+    (it would only say "Cancelling…"), and it is offered again afterwards."""
+    import threading
+
+    import microagg_desktop.window_outputs as outputs
+
+    _open(window, survey)
+    run_and_wait(qtbot, window)
+    assert not window.cancel_action.isEnabled()
+    gate = threading.Event()
+    real = outputs.export_task
+
+    def held(*args, **kwargs):
+        gate.wait(RUN_TIMEOUT / 1000)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(outputs, "export_task", held)
+    assert window.export_to(tmp_path / "released.csv", wait=False)
+    qtbot.waitUntil(lambda: window.io_runner.running, timeout=RUN_TIMEOUT)
+    assert not window.cancel_action.isEnabled()
+    gate.set()
+    qtbot.waitUntil(lambda: not window.io_pending, timeout=RUN_TIMEOUT)
+    assert (tmp_path / "released.csv").exists()
+    assert window.run() and window.cancel_action.isEnabled()  # a run can be cancelled
+    qtbot.waitUntil(lambda: not window.runner.running, timeout=RUN_TIMEOUT)
