@@ -201,29 +201,18 @@ def inside_count(original: np.ndarray, masked: np.ndarray, *, interval: float = 
     interval : float
     classes : ndarray of shape (n_records,), optional
         The class of every record (``masked[classes]`` is the masked column): the
-        positions are then searched once per class. Either way the masked values are
-        searched in sorted order (the same positions; a sorted search walks the
-        original values once instead of jumping across them).
+        positions are then searched once per class.
+
+    The count of :func:`inside_counts` for this one column.
     """
     n = len(original)
     if n == 0:
         return 0
-    w = math.ceil(interval / 100.0 * n - 1e-9)
-    ordered = np.sort(original)
-    by_value = np.argsort(masked)  # equal values have equal positions: any order
-    rho = np.empty(len(masked), dtype=np.int64)
-    rho[by_value] = np.searchsorted(ordered, masked[by_value], side="left")
-    if _inside_compiled is not None:  # the same comparisons, in one pass
-        if classes is None:
-            classes = np.arange(n, dtype=np.int64)
-        return int(_inside_compiled(original, rho, np.asarray(classes, dtype=np.int64),
-                                    ordered, w))
-    if classes is not None:
-        rho = rho[classes]
-    np.minimum(rho, n - 1, out=rho)
-    low = ordered[np.maximum(rho - w, 0)]
-    high = ordered[np.minimum(rho + w, n - 1)]
-    return int(np.count_nonzero((original >= low) & (original <= high)))
+    if classes is None:
+        classes = np.arange(n, dtype=np.int64)
+    original = np.asarray(original, dtype=np.float64).reshape(n, 1)
+    masked = np.asarray(masked, dtype=np.float64).reshape(-1, 1)
+    return inside_counts(original, masked, [0], classes, interval)[0]
 
 
 def inside_counts(original: np.ndarray, masked: np.ndarray, columns, classes: np.ndarray,
@@ -240,9 +229,10 @@ def inside_counts(original: np.ndarray, masked: np.ndarray, columns, classes: np
         The class of every record.
     interval : float
 
-    Each class's interval bounds are looked up once, so a record reads its class's
-    bounds (one row) instead of two random entries of each sorted column: the same
-    comparisons as :func:`inside_count`, hence the same counts.
+    Each class's interval bounds are looked up once (the masked values searched in
+    sorted order: a sorted search walks the original values once instead of jumping
+    across them), so a record reads its class's bounds (one row) instead of two random
+    entries of each sorted column.
     """
     columns = [int(j) for j in columns]
     n = len(original)
@@ -286,20 +276,3 @@ def _inside_rows(original, columns, classes, low, high):
 
 
 _inside_rows_compiled = kernel(_inside_rows)
-
-
-def _inside(original, rho, classes, ordered, w):
-    """:func:`inside_count`'s count from the rank positions ``rho`` of the classes."""
-    n = len(original)
-    count = 0
-    for i in range(n):
-        r = min(rho[classes[i]], n - 1)
-        low = ordered[max(r - w, 0)]
-        high = ordered[min(r + w, n - 1)]
-        x = original[i]
-        if x >= low and x <= high:
-            count += 1
-    return count
-
-
-_inside_compiled = kernel(_inside)
