@@ -217,7 +217,7 @@ class _CsvColumn:
     def texts(self, start: int, stop: int) -> np.ndarray:
         if self._distinct is not None:
             return self._distinct[self._inverse[start:stop]]
-        if self._values.dtype == object:
+        if not self.numeric:
             return self._values[start:stop]
         return _number_texts(self._values[start:stop])
 

@@ -84,7 +84,7 @@ import pandas as pd
 from core.errors import MicroaggError
 
 from core.data.encoding import Encoding, encode
-from core.data.roles import Level, RoleSpec
+from core.data.roles import RoleSpec
 from core.measures.ahead import (MeasuresAhead, Work, known_columns, nominal_mask,
                                  ordered_columns)
 from core.measures.disclosure import inside_counts, linkage_originals, record_linkage
@@ -287,11 +287,11 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
             f"Column '{column}' of the masked table has {count} value(s) that are not "
             "categories of the original; measure a release of the same table.")
     Z = encoding.X
-    # The first scenario's search tree over the originals (the longest single step, a
-    # function of the original alone) is built on a helper thread from here on, and the
-    # ID counts run there next, while this thread measures the release; each figure is
-    # computed by the same function either way, so the results do not depend on the
-    # threads.
+    # The work on the original alone (the first scenario's search tree, the longest
+    # single step, and IL1's moments) comes made ahead or is started here on a helper
+    # thread; the ID counts and IL1 run there too, while this thread measures the
+    # release. Each figure is computed by the same function either way, so the results
+    # do not depend on the threads.
     helpers = ThreadPoolExecutor(max_workers=max(1, min(2, (os.cpu_count() or 2) - 1)),
                                  thread_name_prefix="measures")
     try:
