@@ -113,23 +113,3 @@ def test_numbers_and_text_take_the_fast_path(tmp_path, monkeypatch):
     assert (tmp_path / "f.csv").read_bytes() == expected
     with pytest.raises(AssertionError, match="pandas wrote"):  # booleans: pandas' own
         write_table(tmp_path / "b.csv", frame.assign(b=[True, False, True, True]))
-
-
-def test_progress_by_block_and_a_cancel_leaves_no_file(tmp_path, monkeypatch):
-    from core import Cancelled, TaskState
-
-    monkeypatch.setattr(write, "_CSV_ROWS_PER_BLOCK", 10)
-    frame = pd.DataFrame({"a": np.arange(35) / 4, "b": np.arange(35)})
-    seen = []
-    write_table(tmp_path / "p.csv", frame, state=TaskState(lambda f, m: seen.append(f)))
-    assert seen == [10 / 35, 20 / 35, 30 / 35, 1.0]
-    assert (tmp_path / "p.csv").read_bytes() == _pandas_bytes(tmp_path, frame)
-
-    def cancel_at_second(fraction, message):
-        if fraction > 0.5:
-            state.cancel()
-
-    state = TaskState(cancel_at_second)
-    with pytest.raises(Cancelled):
-        write_table(tmp_path / "c.csv", frame, state=state)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.csv", "pandas.csv"]

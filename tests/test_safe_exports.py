@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import core.io.write as write_module
+from core.io import xlsx_stream
 from core import MicroaggError, RoleSpec, anonymize, read_table, write_table
 from core.cli.main import main
 from core.io.cells import FORMULA_STARTS, restore_frame, restore_text
@@ -198,3 +199,39 @@ def test_a_nominal_attribute_too_wide_to_measure_is_refused(monkeypatch):
     table = pd.DataFrame({"code": [f"c{i}" for i in range(100)], "x": range(100)})
     with pytest.raises(MicroaggError, match="'code' has 100 categories.*Recode it"):
         anonymize(table, RoleSpec(quasi_identifiers=("x", "code")), k=5)
+
+
+@pytest.mark.parametrize("suffix, blocks, expected", [
+    # CSV: the table only, in blocks of 10 of its 35 rows
+    (".csv", ("_CSV_ROWS_PER_BLOCK", write_module), [10 / 35, 20 / 35, 30 / 35, 1.0]),
+    # XLSX: chunks of 10 rows over both sheets, the summary's row last
+    (".xlsx", ("_ROWS_PER_CHUNK", xlsx_stream), [10 / 36, 20 / 36, 30 / 36, 35 / 36, 1.0]),
+])
+def test_export_progress_by_block_and_a_cancel_leaves_no_file(tmp_path, monkeypatch,
+                                                               suffix, blocks, expected):
+    from core import Cancelled, TaskState
+
+    name, module = blocks
+    monkeypatch.setattr(module, name, 10)
+    frame = pd.DataFrame({"a": np.arange(35) / 4, "b": [f"t{i}" for i in range(35)]})
+    summary = pd.DataFrame({"measure": ["IL"], "value": [1.5]})
+    seen = []
+    write_table(tmp_path / f"p{suffix}", frame, extra_sheets=[("summary", summary)],
+                state=TaskState(lambda f, m: seen.append(f)))
+    assert seen == expected
+    assert read_table(tmp_path / f"p{suffix}").shape == (35, 2)
+    if suffix == ".csv":  # the bytes pandas writes
+        frame.to_csv(tmp_path / "pandas.csv", index=False, encoding="utf-8",
+                     lineterminator="\r\n")
+        assert (tmp_path / "p.csv").read_bytes() == (tmp_path / "pandas.csv").read_bytes()
+        (tmp_path / "pandas.csv").unlink()
+
+    def cancel_past_half(fraction, message):
+        if fraction > 0.5:
+            state.cancel()
+
+    state = TaskState(cancel_past_half)
+    with pytest.raises(Cancelled):
+        write_table(tmp_path / f"c{suffix}", frame, extra_sheets=[("summary", summary)],
+                    state=state)
+    assert [p.name for p in tmp_path.iterdir()] == [f"p{suffix}"]  # nothing partial

@@ -125,26 +125,3 @@ def test_zip64_headers_only_where_a_sheet_could_need_them(tmp_path, monkeypatch)
     write_table(tmp_path / "large.xlsx", frame)
     assert zip64_entries(tmp_path / "large.xlsx") == ["xl/worksheets/sheet1.xml"]
     assert openpyxl.load_workbook(tmp_path / "large.xlsx")["masked"]["A51"].value == 49
-
-
-def test_progress_by_chunk_and_a_cancel_leaves_no_file(tmp_path, monkeypatch):
-    from core import Cancelled, TaskState
-    from core.io import xlsx_stream
-
-    monkeypatch.setattr(xlsx_stream, "_ROWS_PER_CHUNK", 10)
-    frame = pd.DataFrame({"a": np.arange(25) / 4, "b": [f"t{i}" for i in range(25)]})
-    summary = pd.DataFrame({"measure": ["IL"], "value": [1.5]})
-    seen = []
-    write_table(tmp_path / "p.xlsx", frame, extra_sheets=[("summary", summary)],
-                state=TaskState(lambda f, m: seen.append(f)))
-    assert seen == [10 / 26, 20 / 26, 25 / 26, 1.0]  # the summary's row last
-    assert read_table(tmp_path / "p.xlsx").shape == (25, 2)
-
-    def cancel_at_second(fraction, message):
-        if fraction > 0.5:
-            state.cancel()
-
-    state = TaskState(cancel_at_second)
-    with pytest.raises(Cancelled):
-        write_table(tmp_path / "c.xlsx", frame, state=state)
-    assert [p.name for p in tmp_path.iterdir()] == ["p.xlsx"]
