@@ -5,11 +5,11 @@
 
 Rows: record linkage (DLD) at 100,000 × 10 with noise of 0, 20 % and 100 % of the
 standard deviation and of an MDAV release, against the previous scipy KD-tree code and
-on one thread; real anonymity k′ at 1,000,000 × 10 against ``numpy.unique(axis=0)``; every measure of a 1,000,000 × 10 PCP
-release; the k-anonymity verification of it against the previous verifier (its source
-at the base commit, run as it was); and a whole ``anonymize`` run (no file IO) beside
-the bare method call (medians of three, alternated), whose ratio the product's target
-bounds (whole ≤ 3 × bare).
+on one thread; real anonymity k′ at 1,000,000 × 10 against ``numpy.unique(axis=0)``;
+every measure of a 1,000,000 × 10 PCP release; the k-anonymity verification of it
+against the previous verifier (its source at the base commit, run as it was); and a
+whole ``anonymize`` run (no file IO) beside the bare method call (medians of three,
+alternated), whose ratio the product's target bounds (whole ≤ 3 × bare).
 The previous implementations are the plain ``old_*`` functions of
 ``tests/test_measures_scale.py``.
 """
