@@ -98,9 +98,10 @@ def write_table(path: str | os.PathLike, table: pd.DataFrame, *,
     """
     target = Path(path)
     suffix = target.suffix.lower()
+    state = state or TaskState()
     if suffix == ".csv":
         def write(temporary):
-            _write_csv(temporary, _csv_ready(table), state or TaskState())
+            _write_csv(temporary, _csv_ready(table), state)
     elif suffix == ".xlsx":
         if len(table) + 1 > EXCEL_MAX_ROWS:
             raise MicroaggError(
@@ -231,10 +232,9 @@ def _number_texts(values: np.ndarray) -> np.ndarray:
 
 
 def _write_xlsx(path: str, sheets: Sequence[tuple[str, pd.DataFrame]],
-                state: TaskState | None) -> None:
+                state: TaskState) -> None:
     write_xlsx(path, [(name, frame, [_width(frame, c) for c in frame.columns])
-                      for name, frame in sheets],
-               progress=None if state is None else state.step)
+                      for name, frame in sheets], progress=state.step)
 
 
 def _width(frame: pd.DataFrame, column) -> float:
