@@ -1,11 +1,18 @@
 """Measured against estimated seconds of a run, to calibrate ``microagg_desktop.estimate``.
 
-    python benchmarks/bench_estimate.py
+    python benchmarks/bench_estimate.py [METHOD:N[:D[:K]] ...]
 
-Random normal data (``d`` attributes as quasi-identifiers, one confidential column) run
-through :func:`core.anonymize` at a few sizes per method family; it prints the measured
-time, the current estimate, and the constant that would make each estimate exact. Takes
-about half a minute on two cores.
+Random normal data (``D`` attributes as quasi-identifiers, default 10, and one
+confidential column) run through :func:`core.anonymize`, twice per case (the second run
+is printed: the first may load compiled kernels). The run is split where the measures
+begin (its progress message "measuring ..."): ``method`` is the preparation and the
+partition, ``after`` the aggregation, measures and verification. It prints both with the
+estimate, the range the window shows and whether the run fell inside it, and the
+constants that would make the family's part (``fit family``, per unit of
+:func:`~microagg_desktop.estimate._cost`) and the shared part (``fit shared``, per
+``n · log2 n``) exact. The default cases are sizes where the estimate is shown (above
+:data:`~microagg_desktop.estimate.SHOW_ABOVE`); they take about three minutes on two
+cores.
 """
 
 from __future__ import annotations
@@ -21,22 +28,17 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from core import RoleSpec, anonymize  # noqa: E402
+from core.progress import TaskState  # noqa: E402
 from microagg_desktop import estimate  # noqa: E402
-from microagg_desktop.estimate import SHARED, estimate_seconds, family_of  # noqa: E402
+from microagg_desktop.estimate import estimate_seconds, family_of, format_range  # noqa: E402
 
-CASES = (  # method, sizes, parameters
-    ("mdav", (4_000, 12_000), {"k": 3}),
-    ("vmdav", (3_000, 8_000), {"k": 3}),
-    ("gsms", (2_000, 4_000), {"k": 3}),
-    ("pcp", (20_000, 100_000), {"k": 3}),
-    ("individual-ranking", (20_000, 100_000), {"k": 3}),
-    ("tc-merge", (2_000, 5_000), {"k": 3, "t": 0.2}),
-    ("tc-kfirst", (2_000, 5_000), {"k": 3, "t": 0.2}),
-    ("tc-tfirst", (2_000, 5_000), {"k": 3, "t": 0.2}),
-    ("tc-bucket", (2_000, 5_000), {"k": 3, "t": 2.0}),
-    ("mic1d", (20_000, 100_000), {"k": 3000}),
+CASES = (  # METHOD:N[:D[:K]]
+    "pcp:1000000", "pcp:1000000:3", "zscores:1000000", "individual-ranking:1000000:5",
+    "optimal-univariate:1000000:1", "mic1d:1000000", "mdav:200000", "mdav:300000:3",
+    "cbfs:200000", "tfrp:200000", "tc-merge:100000", "tc-tfirst:100000", "gsms:50000",
+    "vmdav:50000", "tc-kfirst:30000", "tc-bucket:30000",
 )
-D = 5
+T = {"tc-bucket": 2.0}  # t of the t-closeness methods; 0.2 for the others
 
 
 def frame(n: int, d: int, seed: int = 0) -> pd.DataFrame:
@@ -46,32 +48,56 @@ def frame(n: int, d: int, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
-def main() -> None:
-    print(f"{'method':<20}{'n':>8}{'measured s':>12}{'estimate s':>12}{'fit constant':>14}")
-    for method, sizes, params in CASES:
-        fits = []
-        for n in sizes:
-            table = frame(n, D)
-            roles = RoleSpec(quasi_identifiers=tuple(f"q{i}" for i in range(D)),
-                             confidential=("secret",))
-            extra = {}
-            if method == "tc-tfirst":
-                from core.methods.tfirst import tfirst_cluster_size
-                extra["cluster_size"] = tfirst_cluster_size(n, params["k"], params["t"])
-            started = time.perf_counter()
-            anonymize(table, roles, method, **params)
-            measured = time.perf_counter() - started
-            guess = estimate_seconds(method, n, D, **params, **extra)
-            model, constant = family_of(method)
-            k = max(2, extra.get("cluster_size", params.get("k", 3)))
-            k = 2 if method == "mic1d" else k
-            shared = SHARED * n * math.log2(n) * D
-            cost = estimate._cost(model, n, D, k)
-            fits.append(max(measured - shared, 0.0) / cost)
-            print(f"{method:<20}{n:>8}{measured:>12.2f}{guess:>12.2f}{fits[-1]:>14.2e}",
-                  flush=True)
-        print(f"{'':<20}{'':>8}{'':>12}{'':>12}{fits[-1]:>14.2e}  (fit at the largest n)")
+def case(text: str) -> tuple[str, int, int, dict]:
+    method, n, *rest = text.split(":")
+    d = int(rest[0]) if rest else 10
+    params = {"k": int(rest[1]) if len(rest) > 1 else 5}
+    if method.startswith("tc-"):
+        params["t"] = T.get(method, 0.2)
+    return method, int(n), d, params
+
+
+def timed(table: pd.DataFrame, roles: RoleSpec, method: str, params: dict):
+    """(whole, method) seconds of one run: the method's part ends at "measuring"."""
+    marks = {}
+
+    def seen(fraction: float, message: str) -> None:
+        if message.startswith("measuring") and "measures" not in marks:
+            marks["measures"] = time.perf_counter()
+
+    started = time.perf_counter()
+    anonymize(table, roles, method, state=TaskState(seen), **params)
+    return time.perf_counter() - started, marks["measures"] - started
+
+
+def main(cases) -> None:
+    print(f"{'method':<20}{'d':>3}{'n':>9}{'whole':>8}{'method':>8}{'after':>8}"
+          f"{'estimate':>10}  {'range shown':<24}{'inside':>7}{'fit family':>12}"
+          f"{'fit shared':>12}")
+    inside = 0
+    for text in cases:
+        method, n, d, params = case(text)
+        table = frame(n, d)
+        roles = RoleSpec(quasi_identifiers=tuple(f"q{i}" for i in range(d)),
+                         confidential=("secret",))
+        extra = {}
+        if method == "tc-tfirst":
+            from core.methods.tfirst import tfirst_cluster_size
+            extra["cluster_size"] = tfirst_cluster_size(n, params["k"], params["t"])
+        timed(table, roles, method, params)
+        whole, part = timed(table, roles, method, params)
+        guess = estimate_seconds(method, n, d, **params, **extra)
+        model, _ = family_of(method)
+        k = 2 if method == "mic1d" else max(2, extra.get("cluster_size", params["k"]))
+        fit_family = part / estimate._cost(model, n, d, k, params.get("t"))
+        fit_shared = (whole - part) / (n * math.log2(n))
+        ok = guess / 2 <= whole <= guess * 2
+        inside += ok
+        print(f"{method:<20}{d:>3}{n:>9}{whole:>8.2f}{part:>8.2f}{whole - part:>8.2f}"
+              f"{guess:>10.2f}  {format_range(guess):<24}{'yes' if ok else 'NO':>7}"
+              f"{fit_family:>12.2e}{fit_shared:>12.2e}", flush=True)
+    print(f"{inside} of {len(cases)} runs inside the range shown")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:] or CASES)

@@ -1,7 +1,11 @@
 """A rough time estimate of a run, from a cost model per method family. No Qt.
 
-Each family's time is ``constant × cost(n, d, k, ...)`` plus the shared steps of every
-run (aggregation, measures, verification), modelled as ``n · log2 n · d``. With the
+Each family's time is ``constant × cost(n, d, k, ...)`` plus the steps every run shares
+after the method (aggregation, measures, verification), modelled as
+``n · log2 n · (a + b·d + c·d²)`` (:func:`shared_seconds`). Their cost depends on the
+release: record linkage against groups packed in space (the multivariate methods) grows
+about as d², as a k-d tree search does in more dimensions, while against groups cut along
+one order (projections, univariate cuts) it stays close to linear. With the
 compiled kernels, MDAV, CBFS, TFRP, tc-merge and tc-tfirst search a spatial index
 ("indexed": about n·√n·d/√k), and so does GSMS through its neighbour lists; each
 cluster of tc-kfirst looks through a share of the records left that grows as t shrinks
@@ -25,14 +29,30 @@ import math
 
 from core.compiled import COMPILED
 
-__all__ = ["FAMILIES", "SHARED", "family_of", "estimate_seconds", "format_range",
-           "estimate_text", "SHOW_ABOVE"]
+__all__ = ["FAMILIES", "SHARED", "family_of", "shared_seconds", "estimate_seconds",
+           "format_range", "estimate_text", "SHOW_ABOVE"]
 
 SHOW_ABOVE = 2.0
 """Estimates below this many seconds are not worth showing."""
 
-SHARED = 4.0e-8
-"""Seconds per ``n · log2 n · d`` of the steps every run shares (compiled measures)."""
+SHARED = 3.0e-8
+"""Seconds per ``n · log2 n`` of the steps every run shares whatever the release (encoding,
+the release's classes, verification), with the compiled measures."""
+
+RELEASES: dict[str, tuple[float, float]] = {
+    # name: (b, c) of the shared steps' n · log2 n · (SHARED + b·d + c·d²), from the time
+    # after the method (benchmarks/bench_estimate.py, 1,000,000 records): PCP 0.98 s at
+    # d = 3 and 2.0 s at d = 10, optimal univariate 0.74 s (d = 1), individual ranking
+    # 3.0 s (d = 5) and 5.2 s (d = 10), Mic1D-k 3.4 s (d = 10)
+    "pcp": (7.0e-9, 0.0), "zscores": (7.0e-9, 0.0), "optimal-univariate": (7.0e-9, 0.0),
+    "individual-ranking": (2.2e-8, 0.0), "mic1d": (1.3e-8, 0.0),
+}
+"""The shared steps' terms per attribute for releases cut along an order; every other
+method releases groups packed in space (:data:`SPATIAL_RELEASE`)."""
+
+SPATIAL_RELEASE = (7.0e-9, 2.6e-9)
+"""(b, c) for a release of groups packed in space (MDAV 200,000 × 10: 1.23 s after the
+method; 300,000 × 3: 0.27 s)."""
 
 FAMILIES: dict[str, tuple[str, float]] = {
     # name: (cost model, seconds per unit of cost), with the compiled kernels
@@ -44,15 +64,15 @@ FAMILIES: dict[str, tuple[str, float]] = {
     "tfrp": ("indexed", 6.3e-9),
     "vmdav": ("quadratic", 3.0e-10),
     "gsms": ("indexed", 8.0e-8),
-    "optimal-univariate": ("sorted", 2.0e-8),
-    "individual-ranking": ("sorted", 2.0e-8),
-    "pcp": ("sorted", 8.0e-9),
-    "zscores": ("sorted", 6.0e-9),
+    "optimal-univariate": ("sorted", 1.0e-8),
+    "individual-ranking": ("sorted", 1.4e-8),
+    "pcp": ("sorted", 5.0e-9),
+    "zscores": ("sorted", 4.0e-9),
     "tc-merge": ("indexed", 1.7e-8),  # 100,000, t = 0.1: 2.2–2.3 s (MDAV 1.9 s)
     "tc-kfirst": ("swept", 8.0e-10),  # 100,000, t = 0.1: 42 s; t = 0.2: 27 s
     "tc-tfirst": ("indexed", 2.2e-8),  # 100,000, t = 0.1: 3.2–3.3 s (MDAV 1.9 s)
-    "tc-bucket": ("quadratic", 2.1e-8),
-    "mic1d": ("values", 1.0e-7),
+    "tc-bucket": ("quadratic", 6.0e-9),  # 30,000 × 10, t = 2: 8.7 s; × 5: 6.6 s
+    "mic1d": ("values", 2.0e-8),  # 1,000,000 × 10: 4.9–5.9 s
 }
 """The cost model and constant of each built-in method; others use their scope's."""
 
@@ -69,6 +89,7 @@ REFERENCE_FAMILIES: dict[str, tuple[str, float]] = {
 """The same without numba (``core.compiled.COMPILED`` False): the numpy reference paths."""
 
 REFERENCE_SHARED = 1.5e-7
+"""Seconds per ``n · log2 n · d`` of the shared steps without numba (one term)."""
 
 REFINE: dict[str, float] = {"tfrp2": 3.8e-7, "igd": 9.5e-7}
 """Seconds per ``n · log2 n · d`` of a refinement after the partition (compiled
@@ -111,6 +132,21 @@ def _cost(model: str, n: int, d: int, k: int, t: float | None = None) -> float:
     raise ValueError(f"unknown cost model {model!r}")
 
 
+def shared_seconds(method: str, n: int, d: int) -> float:
+    """Rough seconds of the steps after ``method``'s partition (aggregation, measures,
+    verification) on ``n`` records and ``d`` quasi-identifiers.
+
+    Examples
+    --------
+    >>> shared_seconds("pcp", 1_000_000, 10) < shared_seconds("mdav", 1_000_000, 10)
+    True
+    """
+    if not COMPILED:
+        return REFERENCE_SHARED * n * math.log2(n) * d
+    b, c = RELEASES.get(method, SPATIAL_RELEASE)
+    return (SHARED + b * d + c * d * d) * n * math.log2(n)
+
+
 def estimate_seconds(method: str, n: int, d: int, *, scope: str = "multivariate",
                      **params) -> float | None:
     """Rough seconds for ``method`` on ``n`` records and ``d`` quasi-identifiers.
@@ -139,10 +175,10 @@ def estimate_seconds(method: str, n: int, d: int, *, scope: str = "multivariate"
         k = 2
     k = min(k, n)
     model, constant = family_of(method, scope)
-    shared = SHARED if COMPILED else REFERENCE_SHARED
     refine = (REFINE if COMPILED else REFERENCE_REFINE).get(str(params.get("refine")), 0.0)
     cost = _cost(model, n, d, k, params.get("t"))
-    return constant * cost + (shared + refine) * n * math.log2(n) * d
+    return (constant * cost + refine * n * math.log2(n) * d
+            + shared_seconds(method, n, d))
 
 
 def format_range(seconds: float) -> str:

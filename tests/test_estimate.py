@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from core.methods.registry import methods
 from microagg_desktop.estimate import (SHOW_ABOVE, estimate_seconds, estimate_text,
-                                       format_range)
+                                       format_range, shared_seconds)
 from microagg_desktop.progress_clock import ProgressClock, format_clock
 
 NAMES = [m.name for m in methods()]
@@ -51,6 +51,23 @@ def test_multivariate_methods_take_minutes_on_a_million_records():
     assert estimate_seconds("vmdav", 1_000_000, 10, k=3) > 600  # one pass per group
     assert estimate_seconds("pcp", 1_000_000, 10, k=3) < estimate_seconds(
         "mdav", 1_000_000, 10, k=3)
+
+
+def test_the_steps_after_the_method_depend_on_the_release():
+    """Record linkage against groups packed in space grows about as d², against groups cut
+    along one order nearly linearly (benchmarks/bench_estimate.py: 1,000,000 records,
+    PCP 2.0 s after the method at d = 10 and 0.98 s at d = 3; MDAV 200,000 × 10 1.23 s,
+    300,000 × 3 0.27 s). With one shared figure for both, a PCP run of 1,000,000 × 10
+    (2.8 s in all) was shown as "about 5–20 seconds"."""
+    n = 1_000_000
+    assert shared_seconds("pcp", n, 10) < shared_seconds("mdav", n, 10) / 2
+    assert shared_seconds("zscores", n, 10) == shared_seconds("pcp", n, 10)
+    assert (shared_seconds("mdav", n, 10) / shared_seconds("mdav", n, 3)
+            > shared_seconds("pcp", n, 10) / shared_seconds("pcp", n, 3))
+    shown = format_range(estimate_seconds("pcp", n, 10, k=5))
+    assert shown.endswith("seconds") and int(shown.split("–")[0].split()[-1]) <= 2.8
+    for method in ("pcp", "mdav", "mic1d"):
+        assert estimate_seconds(method, n, 10, k=5) > shared_seconds(method, n, 10)
 
 
 @pytest.mark.parametrize("seconds, text", [
