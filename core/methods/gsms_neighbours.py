@@ -16,7 +16,7 @@ queries when assigned records crowd the answer. Two providers give its answers:
     k−1 unassigned records of its owner's list when the list proves them nearest: the
     next unassigned record of the list, or every record beyond the list, is farther by
     a margin. Otherwise the list is made again from the tree. The first lists are made
-    on a thread per core (up to four).
+    on a thread per core (up to four, :func:`core.threads.threads_for`).
 
 Exactness. cKDTree sums the squared differences in its own order (unrolled by four in
 current scipy) and may return square roots; this module sums the columns in order. The
@@ -29,7 +29,6 @@ on the two points) and ordered as the reference orders them.
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -37,6 +36,7 @@ from scipy.spatial import cKDTree
 
 from core.compiled import kernel
 from core.methods.spatial_index import build_tree, leaf_blocks
+from core.threads import threads_for
 
 __all__ = ["ListedNeighbours", "TreeNeighbours"]
 
@@ -44,7 +44,7 @@ _LEAF_SIZE = 128
 _LISTED = 3  # records listed per k − 1 a candidate needs
 _MARGIN = 1e-9
 _BUDGET = 6_000_000  # rows measured per kernel call, about 0.03 s
-_THREADS = min(os.cpu_count() or 1, 4)
+_THREADS = 4  # at most, one per processor (core.threads.threads_for)
 
 
 class TreeNeighbours:
@@ -135,7 +135,7 @@ class ListedNeighbours:
         returns every ~0.1 s, when this thread reports progress and honours Cancel.
         """
         n = len(order)
-        parts = np.array_split(order, min(_THREADS, max(n // 1000, 1)))
+        parts = np.array_split(order, min(threads_for(_THREADS), max(n // 1000, 1)))
         scratches = [self.scratch] + [_Scratch(n, self.listed, self.tree)
                                       for _ in parts[1:]]
         done = [0] * len(parts)

@@ -35,10 +35,11 @@ from core.methods.refine_kernel import (
     unlink,
 )
 from core.methods.refine_nearest import changed, fill, nearest
+from core.threads import threads_for
 
 __all__ = ["refine_compiled"]
 
-_THREADS = 2
+_THREADS = 2  # at most (core.threads.threads_for)
 
 
 @jit
@@ -308,18 +309,20 @@ def refine_compiled(Xc, sq, labels, *, k, method, max_rounds, tolerance, state,
 
 def _start(Xc, sq, labels, state, candidates):
     """The state with every record's candidate list filled, in steps of ~0.1 s, on two
-    threads (the kernel runs without the GIL; each thread fills its own records)."""
+    threads where allowed (the kernel runs without the GIL; each thread fills its own
+    records)."""
     n = len(Xc)
     s = make_state(Xc, sq, labels, drift=_drift(Xc, sq, labels), margin=_margin(sq),
                    candidates=candidates)
-    scratch = [np.empty((4, len(s.count))) for _ in range(_THREADS)]
+    threads = threads_for(_THREADS)
+    scratch = [np.empty((4, len(s.count))) for _ in range(threads)]
     step, i = 64, 0
-    with ThreadPoolExecutor(_THREADS) as pool:
+    with ThreadPoolExecutor(threads) as pool:
         while i < n:
             began = time.perf_counter()
             stop = min(i + step, n)
-            bounds = np.linspace(i, stop, _THREADS + 1).astype(int)
-            list(pool.map(fill, [s] * _THREADS, bounds[:-1], bounds[1:], scratch))
+            bounds = np.linspace(i, stop, threads + 1).astype(int)
+            list(pool.map(fill, [s] * threads, bounds[:-1], bounds[1:], scratch))
             i = stop
             step = int(min(max(step * 0.1 / max(time.perf_counter() - began, 1e-4), 16),
                            4 * step))
