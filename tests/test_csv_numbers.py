@@ -6,7 +6,7 @@ numeric column once (``core.io.write._write_csv``); the file must be the one
 whatever the values: 0.0 beside −0.0, NaN, infinities, the smallest and largest floats,
 integers, repeated values, text with separators, quotes and line breaks, empty text
 beside missing text, headers that need quoting, and blocks of rows that end anywhere.
-Other kinds of columns (categories, booleans) go through pandas itself.
+Other kinds of columns (dates, categories of numbers) go through pandas itself.
 """
 
 from __future__ import annotations
@@ -44,9 +44,14 @@ def _frame(seed: int, rows: int, columns: int) -> pd.DataFrame:
         elif kind == 4:  # text, with missing values
             column = pd.Series([TEXTS[i] for i in rng.integers(0, len(TEXTS), rows)],
                                dtype=object if rng.integers(0, 2) else "str")
-        else:  # categories or booleans: pandas writes the table itself
-            column = (pd.Categorical(rng.choice(["a", "b,c"], rows)) if rng.integers(0, 2)
-                      else rng.integers(0, 2, rows).astype(bool))
+        else:  # categories of text or booleans, or (pandas writes the table itself)
+            # categories of numbers or dates
+            column = [pd.Categorical(rng.choice(["a", "b,c"], rows)),
+                      rng.integers(0, 2, rows).astype(bool),
+                      pd.Categorical(rng.choice([1.5, 2.0], rows)),
+                      pd.to_datetime("2020-01-01")
+                      + pd.to_timedelta(rng.integers(0, 48, rows), unit="h")][
+                rng.integers(0, 4)]
         data[f"{NAMES[j % len(NAMES)]}{j}"] = column
     return pd.DataFrame(data)
 
@@ -111,5 +116,35 @@ def test_numbers_and_text_take_the_fast_path(tmp_path, monkeypatch):
     monkeypatch.setattr(pd.DataFrame, "to_csv", refused)
     write_table(tmp_path / "f.csv", frame)
     assert (tmp_path / "f.csv").read_bytes() == expected
-    with pytest.raises(AssertionError, match="pandas wrote"):  # booleans: pandas' own
-        write_table(tmp_path / "b.csv", frame.assign(b=[True, False, True, True]))
+    booleans = frame.assign(b=[True, False, True, True],
+                            c=pd.Categorical(["x", None, "=y", "x"]))  # text from here on
+    write_table(tmp_path / "b.csv", booleans)
+    monkeypatch.undo()
+    assert (tmp_path / "b.csv").read_bytes() == _pandas_bytes(tmp_path, booleans)
+    assert b"\r\n\"b,c\",,,3,True,'=y\r\n" in (tmp_path / "b.csv").read_bytes()
+    monkeypatch.setattr(pd.DataFrame, "to_csv", refused)
+    with pytest.raises(AssertionError, match="pandas wrote"):  # dates: pandas' own
+        write_table(tmp_path / "d.csv", frame.assign(d=pd.to_datetime(["2020-01-01"] * 4)))
+
+
+def test_other_tables_go_through_pandas_by_block_with_progress(tmp_path, monkeypatch):
+    """Dates, booleans and categories: pandas' bytes, in blocks of whole pandas chunks
+    (100,000 cells // 3 columns = 33,333 rows), so dates keep the format pandas gives each
+    chunk: midnights alone are written without the time, as pandas writes them."""
+    from core import TaskState
+
+    rows = 70_000
+    when = pd.to_datetime("2020-01-01") + pd.to_timedelta(np.arange(rows) // 100, unit="D")
+    when = when.where(np.arange(rows) < 40_000, when + pd.Timedelta(hours=6))
+    frame = pd.DataFrame({"when": when, "flag": np.arange(rows) % 3 == 0,
+                          "kind": pd.Categorical(np.where(np.arange(rows) % 2, "a", "b,c"))})
+    monkeypatch.setattr(write, "_CSV_ROWS_PER_BLOCK", 1)
+    seen = []
+    write_table(tmp_path / "d.csv", frame, state=TaskState(lambda f, m: seen.append(f)))
+    written = (tmp_path / "d.csv").read_bytes()
+    assert written == _pandas_bytes(tmp_path, frame)
+    assert seen == [33_333 / rows, 66_666 / rows, 1.0]
+    assert b"\r\n2020-01-01,True,b,c" not in written  # "b,c" is quoted
+    # Day 333 straddles the first two chunks: midnights alone, then beside 06:00 times.
+    assert b"\r\n2020-11-29,False,a\r\n" in written  # row 33,331
+    assert b"\r\n2020-11-29 00:00:00,True,\"b,c\"\r\n" in written  # row 33,333

@@ -153,17 +153,19 @@ def _write_csv(path: str, frame: pd.DataFrame, state: TaskState) -> None:
     holding a bare carriage return is then quoted), minimal quoting, no index, missing
     values empty.
 
-    A table of numbers (int64, float64) and text columns takes a faster path that gives
+    A table of numbers (int64, float64), text (categories of text come as text from
+    :func:`~core.io.cells.neutralise_frame`) and booleans takes a faster path that gives
     the same bytes: numbers are formatted by the same ``numpy`` conversion pandas uses,
     a numeric column that repeats its values (a released group shares them) has each
     distinct value formatted once, and the rows go to the same ``csv`` writer pandas
     uses a block at a time (memory: a block, plus one text per distinct value of the
-    repeating columns), with progress on ``state`` after each block. Any other table is
-    written by pandas.
+    repeating columns), with progress on ``state`` after each block. Any other table
+    (dates, categories of numbers) is written by pandas, a block at a time with the same
+    progress (:func:`_write_csv_by_pandas`).
     """
     columns = [_CsvColumn.of(frame.iloc[:, j]) for j in range(frame.shape[1])]
     if not columns or any(column is None for column in columns):
-        frame.to_csv(path, index=False, encoding="utf-8", lineterminator="\r\n")
+        _write_csv_by_pandas(path, frame, state)
         return
     # Numbers never need quoting: rows of two or more are joined directly (a row of
     # one empty field is quoted by the writer).
@@ -182,6 +184,26 @@ def _write_csv(path: str, frame: pd.DataFrame, state: TaskState) -> None:
 
 
 _CSV_ROWS_PER_BLOCK = 65_536
+_PANDAS_CHUNK_CELLS = 100_000  # pandas' CSVFormatter: rows per chunk = this // columns
+
+
+def _write_csv_by_pandas(path: str, frame: pd.DataFrame, state: TaskState) -> None:
+    """``frame.to_csv``'s bytes, written a block of rows at a time with progress.
+
+    pandas formats a table in chunks of ``100,000 // columns`` rows, and a chunk's dates
+    share one format (a chunk of midnights is written without the time). The blocks are
+    whole chunks, starting where pandas' own start, so the bytes are those of one call.
+    """
+    chunk = max(_PANDAS_CHUNK_CELLS // max(frame.shape[1], 1), 1)
+    block = chunk * max(_CSV_ROWS_PER_BLOCK // chunk, 1)
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        if len(frame) == 0:
+            frame.to_csv(handle, index=False, lineterminator="\r\n")
+        for start in range(0, len(frame), block):
+            stop = min(start + block, len(frame))
+            frame.iloc[start:stop].to_csv(handle, index=False, header=start == 0,
+                                          lineterminator="\r\n")
+            state.step(stop / len(frame))
 
 
 class _CsvColumn:
@@ -189,7 +211,7 @@ class _CsvColumn:
 
     Numbers: distinct values are found on the bit patterns, so 0.0 and −0.0 (equal as
     numbers) each keep their own text; every NaN is written empty. Text: the values
-    themselves, a missing one empty.
+    themselves, a missing one empty. Booleans: "True" and "False", picked by code.
     """
 
     def __init__(self, values: np.ndarray, numeric: bool):
@@ -205,10 +227,20 @@ class _CsvColumn:
             self._inverse = inverse
 
     @classmethod
+    def coded(cls, labels: np.ndarray, codes: np.ndarray) -> "_CsvColumn":
+        """A column held as codes into ``labels`` (each label is one field's text)."""
+        column = cls(labels, numeric=False)
+        column._distinct, column._inverse = labels, codes
+        return column
+
+    @classmethod
     def of(cls, series: pd.Series) -> "_CsvColumn | None":
         """The column's fields, or None for a kind the fast path does not write."""
         if series.dtype in (np.int64, np.float64):
             return cls(series.to_numpy(), numeric=True)
+        if series.dtype == np.bool_:  # as pandas writes them: str(True), str(False)
+            return cls.coded(np.array(["False", "True"], dtype=object),
+                             series.to_numpy().view(np.uint8))
         if (pd.api.types.is_string_dtype(series.dtype)
                 and not isinstance(series.dtype, pd.CategoricalDtype)
                 and pd.api.types.infer_dtype(series, skipna=True) in ("string", "empty")):
