@@ -18,7 +18,7 @@ import core.io.write as write_module
 from core.io import xlsx_stream
 from core import MicroaggError, RoleSpec, anonymize, read_table, write_table
 from core.cli.main import main
-from core.io.cells import FORMULA_STARTS, restore_frame, restore_text
+from core.io.cells import FORMULA_STARTS, neutralise_frame, neutralise_text, restore_frame, restore_text
 from core.report import export_result
 from core.verify import verify_k_anonymity
 
@@ -83,6 +83,25 @@ def test_no_text_a_spreadsheet_could_run_survives_an_export(tmp_path, cells, hea
     assert numbers == frame["x"].tolist()  # negative numbers stay numbers
     back = restore_frame(pd.read_csv(comma, keep_default_na=False, dtype={"note": str}))
     assert back["note"].tolist() == cells
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(text, st.none(), st.just(np.nan)), min_size=1, max_size=30),
+       st.sampled_from([object, "str", "category", "mixed"]))
+def test_a_text_column_is_neutralised_as_value_by_value(cells, kind):
+    """Each distinct text is neutralised once; the result is the value-by-value map,
+    missing values kept, and a column that is not all text is mapped value by value
+    (1, 1.0 and True stay apart)."""
+    column = pd.Series(cells, dtype=object)
+    if kind == "mixed":
+        column = pd.concat([column, pd.Series([1, 1.0, True, "=1"], dtype=object)],
+                           ignore_index=True)
+    elif kind != object:
+        column = column.astype(kind)
+    out = neutralise_frame(pd.DataFrame({"c": column}))["c"]
+    expected = column.astype(object).map(neutralise_text, na_action="ignore")
+    assert [None if pd.isna(v) else (type(v), v) for v in out] == \
+        [None if pd.isna(v) else (type(v), v) for v in expected]  # missing: written empty
 
 
 def test_a_release_with_hostile_text_verifies_from_both_files(tmp_path):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 
 __all__ = ["FORMULA_STARTS", "is_formula_text", "neutralise_text", "restore_text",
@@ -102,9 +103,23 @@ def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:
         values = frame[column]
         if isinstance(values.dtype, pd.CategoricalDtype):
             values = values.astype(object)
-        out[column] = values.map(neutralise_text, na_action="ignore")
+        out[column] = _neutralised(values)
     out.columns = [neutralise_text(str(c)) for c in frame.columns]
     return out
+
+
+def _neutralised(values: pd.Series) -> pd.Series:
+    """``values.map(neutralise_text, na_action="ignore")``; a column of text has each
+    distinct text neutralised once (a released column repeats its categories)."""
+    if pd.api.types.infer_dtype(values, skipna=True) != "string":
+        return values.map(neutralise_text, na_action="ignore")
+    # Text only: factorize's equality is the texts' own (no 1 == 1.0 == True merging).
+    codes, distinct = pd.factorize(values, use_na_sentinel=True)
+    texts = np.array([neutralise_text(text) for text in distinct], dtype=object)
+    out = values.to_numpy(dtype=object, copy=True)
+    found = codes >= 0
+    out[found] = texts[codes[found]]
+    return pd.Series(out, index=values.index, name=values.name, dtype=object)
 
 
 def restore_frame(frame: pd.DataFrame, kind: str = "csv") -> pd.DataFrame:
