@@ -176,6 +176,13 @@ class RoleSuggester:
         b = self._table.columns.get_loc(target)
         if (a, b) not in self._determines:
             codes_a, count_a = self._column_codes(a)
+            # A column of count_a values determines none with more: a first stretch of
+            # the target with more distinct values settles it without reading it all
+            # (a text column of four categories beside a measured one of 1,000,000).
+            prefix = self._series(b).iloc[:max(1024, 2 * count_a + 1)]
+            if len(pd.factorize(prefix, use_na_sentinel=False)[1]) > count_a:
+                self._determines[(a, b)] = False
+                return False
             codes_b, count_b = self._column_codes(b)
             pairs = pd.unique(codes_a * np.int64(count_b) + codes_b)
             self._determines[(a, b)] = len(pairs) == count_a

@@ -94,10 +94,14 @@ def test_determination_only_counts_true_functional_dependence():
     assert found["label"].is_warning and "'label' determines" in found["label"].reason
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 3)), min_size=1, max_size=40))
-def test_determines_agrees_with_groupby(pairs):
-    table = pd.DataFrame(pairs, columns=["a", "b"]).astype({"a": str})
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 3)), min_size=1, max_size=40),
+       st.sampled_from([1, 80]))
+def test_determines_agrees_with_groupby(pairs, repeat):
+    """Also on columns longer than the first stretch the target is screened on (each
+    pair repeated 80 times: up to 3,200 rows)."""
+    table = pd.DataFrame(np.repeat(np.array(pairs), repeat, axis=0),
+                         columns=["a", "b"]).astype({"a": str})
     expected = bool((table.groupby("a")["b"].nunique() <= 1).all())
     assert RoleSuggester(table).determines("a", "b") == expected
 
