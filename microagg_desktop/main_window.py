@@ -631,7 +631,7 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
     def unsaved_work(self) -> list[str]:
         """Why closing now would lose something (empty when nothing would be lost)."""
         reasons = []
-        unexported = [r for r in self.history.unexported() if r.result is not None]
+        unexported = self.history.unexported()
         if self._unrestored_runs:
             reasons.append(f"{len(self._unrestored_runs)} run(s) of the project were not "
                            "recomputed; saving keeps them as they were.")

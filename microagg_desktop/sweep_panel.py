@@ -267,7 +267,7 @@ class SweepPanel(QWidget):
         self.list.blockSignals(True)
         self.list.setRowCount(len(self.points))
         for row, point in enumerate(self.points):
-            r = point.result
+            r = point.summary  # the figures; the table stays compact
             m = r.measures if r is not None else None
             cells = [f"{point.value:g}"]
             if r is None:
@@ -293,7 +293,7 @@ class SweepPanel(QWidget):
             self.list.blockSignals(True)
             self.list.selectRow(row)
             self.list.blockSignals(False)
-        self.add_button.setEnabled(self.points[row].result is not None)
+        self.add_button.setEnabled(self.points[row].ok)
         self._draw()
 
     def chosen_point(self):
@@ -309,7 +309,7 @@ class SweepPanel(QWidget):
 
     def _add(self) -> None:
         point = self.chosen_point()
-        if point is not None and point.result is not None:
+        if point is not None and point.ok:
             self.add_to_history.emit(point.result)
 
     def _draw(self) -> None:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from core import Cancelled, MicroaggError, RoleSpec, TaskState, prepare_run, read_table, run
 from core.methods.contract import K, T
+from core.pipeline.stored import same_frame
 from core.pipeline.sweep import (MAX_POINTS, SweepPoint, default_range, sweep, sweep_values,
                                  sweepable_parameters)
 from core.report.run_plots import sweep_figure
@@ -44,6 +45,9 @@ def test_each_point_equals_the_individual_run(sample, k_sweep):
         pd.testing.assert_frame_equal(point.result.masked, alone.masked)
         np.testing.assert_array_equal(point.result.labels, alone.labels)
         assert point.result.measures.dld == alone.measures.dld
+        # kept compactly while the sweep waits: the figures without the table
+        assert point.stored.compact and point.summary.measures.dld == alone.measures.dld
+        assert same_frame(point.result.masked, alone.masked)
     pd.testing.assert_frame_equal(sample, before)
 
 

@@ -18,6 +18,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication  # noqa: 
 
 from core import Role  # noqa: E402
 from core.cli.main import main as cli_main  # noqa: E402
+from core.pipeline.stored import same_result  # noqa: E402
 from core.project import file_sha256  # noqa: E402
 from microagg_desktop.state import SAMPLE_ROLES  # noqa: E402
 from tests.gui_helpers import RUN_TIMEOUT, run_and_wait  # noqa: E402
@@ -92,7 +93,7 @@ def test_project_round_trip_recomputes_the_same_runs(qtbot, window, survey, tmp_
         pd.testing.assert_frame_equal(after.result.masked, before.result.masked)
         assert after.measures["il"] == before.measures["il"]
     assert other.shown_record.number == 2  # the run selected when it was saved
-    assert other.result is other.history.get(2).result
+    assert same_result(other.result, other.history.get(2).result)
     assert other.role_editor.roles() == window.role_editor.roles()
     assert "study.microagg" in other.windowTitle()
 

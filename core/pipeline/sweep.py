@@ -28,6 +28,7 @@ from core.methods.registry import get_method
 from core.pipeline.plan import prepare_run
 from core.pipeline.result import AnonymizationResult
 from core.pipeline.run import run
+from core.pipeline.stored import StoredResult
 from core.progress import TaskState
 
 __all__ = ["SweepPoint", "sweep", "sweepable_parameters", "sweep_values", "default_range",
@@ -47,20 +48,34 @@ class SweepPoint:
     ----------
     value : int or float
         The parameter's value.
-    result : AnonymizationResult or None
-        The verified result, or None when the run failed.
+    stored : StoredResult or None
+        The verified result, kept compactly while the sweep waits for a choice
+        (:mod:`core.pipeline.stored`: nine points of 1,000,000 × 10 would otherwise hold
+        about 1 GB), or None when the run failed.
     error : str or None
         Why the run failed (the engine's message), or None.
     """
 
     value: int | float
-    result: AnonymizationResult | None = None
+    stored: StoredResult | None = None
     error: str | None = None
 
     @property
     def ok(self) -> bool:
         """True when the value produced a result."""
-        return self.result is not None
+        return self.stored is not None
+
+    @property
+    def result(self) -> AnonymizationResult | None:
+        """The verified result with its released table (rebuilt, about 0.1 s at
+        1,000,000 × 10), or None when the run failed."""
+        return None if self.stored is None else self.stored.result()
+
+    @property
+    def summary(self) -> AnonymizationResult | None:
+        """The result's figures, verification and settings without its table
+        (:attr:`StoredResult.summary`), or None when the run failed."""
+        return None if self.stored is None else self.stored.summary
 
 
 def sweepable_parameters(method: str) -> tuple[Parameter, ...]:
@@ -232,6 +247,6 @@ def sweep(table: pd.DataFrame, request: Mapping[str, Any], parameter: str,
         except MicroaggError as error:
             points.append(SweepPoint(value, error=str(error)))
         else:
-            points.append(SweepPoint(value, result=result))
+            points.append(SweepPoint(value, StoredResult(result)))
     state.step(1.0, f"Sweep of {parameter}: {sum(p.ok for p in points)} of {n} values ran")
     return points

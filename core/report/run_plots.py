@@ -172,8 +172,8 @@ def sweep_figure(parameter: str, values: Sequence[float], points: Sequence[Sweep
                             "give one point per value.")
     figure = _new(figure)
     axes = figure.add_subplot()
-    done = [(v, p.result) for v, p in zip(values, points) if p.result is not None]
-    failed = [v for v, p in zip(values, points) if p.result is None]
+    done = [(v, p.summary) for v, p in zip(values, points) if p.ok]  # figures only
+    failed = [v for v, p in zip(values, points) if not p.ok]
     if not done and not failed:
         _empty(axes, "Choose a range of values and run the sweep")
         return figure
