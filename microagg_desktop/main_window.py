@@ -280,6 +280,7 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         self.history_panel.run_removed.connect(self.remove_run)
         self.sweep_panel.sweep_requested.connect(self.start_sweep)
         self.sweep_panel.add_to_history.connect(self.add_sweep_point)
+        self.sweep_panel.run_seconds = self.method_panel.run_seconds
 
     # -- state of the actions -----------------------------------------------------------
 
@@ -397,6 +398,7 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         self.shown_record, self.project_path, self.project_dirty = None, None, False
         self.results_panel.clear()
         self.method_panel.set_context(len(table), self._current_roles())
+        self.sweep_panel.refresh()
         self.progress.setValue(0)
         self._update_title()
         self.set_status(f"Opened {source or 'a table'}. Check the roles, then Run.")

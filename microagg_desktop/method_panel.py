@@ -25,7 +25,8 @@ from core.methods.registry import Interval, Options, Parameter
 from microagg_desktop.cluster_panel import ClusterBox
 from microagg_desktop.state import MethodState
 from microagg_desktop.wizard_state import (group_methods, guarantee_text,
-                                           parameter_tooltip, what_will_happen)
+                                           parameter_tooltip, run_seconds,
+                                           what_will_happen)
 
 __all__ = ["MethodPanel", "parameter_widget", "grouped_method_model"]
 
@@ -316,6 +317,14 @@ class MethodPanel(QWidget):
         return what_will_happen(get_method(self.state.method), self.state.values,
                                 n_records=self.n_records, roles=self.roles_spec,
                                 blocks=self.blocks(), noise=self.noise_options() or None)
+
+    def run_seconds(self, parameter: str, value: Any) -> float | None:
+        """The estimated seconds of a run with these settings but ``parameter`` at
+        ``value`` (a sweep's point), or None when it cannot be estimated yet."""
+        qis = self.roles_spec.quasi_identifiers if self.roles_spec is not None else ()
+        return run_seconds(get_method(self.state.method),
+                           {**self.state.values, parameter: value}, self.n_records,
+                           len(qis))
 
     def blocks(self) -> str | None:
         """The attribute blocks as typed ("A,B;C,D"), or None for one block of all."""

@@ -9,6 +9,8 @@ plot or in the list) and "Add to history" passes that point's result on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
 from matplotlib.figure import Figure
 from PySide6.QtCore import Qt, Signal
@@ -20,6 +22,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDoubleSpinBox, QFo
 from core import MicroaggError, get_method
 from core.pipeline.sweep import MAX_POINTS, default_range, sweep_values, sweepable_parameters
 from core.report.run_plots import RISKS, sweep_figure
+from microagg_desktop.estimate import estimate_text
 
 __all__ = ["SweepPanel"]
 
@@ -50,6 +53,9 @@ class SweepPanel(QWidget):
         super().__init__(parent)
         self.method = ""
         self.parameter = ""
+        # Seconds one run would take with the parameter at a value, or None (the window
+        # sets it from the Method tab's settings and the table): the preview's estimate.
+        self.run_seconds: Callable[[str, float], float | None] = lambda name, value: None
         self.points: list = []
         self.values: list = []
         self._chosen: int | None = None
@@ -241,8 +247,23 @@ class SweepPanel(QWidget):
             self.run_button.setEnabled(False)
             return
         shown = ", ".join(f"{v:g}" for v in values[:6]) + (" …" if len(values) > 6 else "")
-        self.preview.setText(f"{len(values)} run(s): {shown}")
+        self.preview.setText(f"{len(values)} run(s): {shown}" + (
+            f"\n{self.expected_text(values)}" if self.expected_text(values) else ""))
         self.run_button.setEnabled(True)
+
+    def expected_text(self, values: list) -> str:
+        """"Expected time on this computer: …" for the runs of ``values`` in all, or ""
+        when it is short or cannot be estimated."""
+        name = self.parameter_box.currentData()
+        seconds = [self.run_seconds(name, value) for value in values]
+        if not values or any(s is None for s in seconds):
+            return ""
+        return estimate_text(sum(seconds))
+
+    def refresh(self) -> None:
+        """Show the preview again (the table, the roles or the settings changed)."""
+        if self._spec() is not None:
+            self._update_preview()
 
     def set_running(self, running: bool) -> None:
         """Disable the form while the window runs a sweep."""

@@ -123,6 +123,8 @@ class SessionMixin:
         if self.method_panel.method_name() != self._sweep_method:
             self._sweep_method = self.method_panel.method_name()
             self.sweep_panel.set_method(self._sweep_method)
+        else:  # the table, the roles or a setting changed: so may the expected time
+            self.sweep_panel.refresh()
         record = self.shown_record
         if record is None or self.results_panel.result is None:
             self.stale_text = ""

@@ -27,7 +27,8 @@ from core.verify.guarantees import GUARANTEES, Guarantee
 from microagg_desktop.estimate import estimate_seconds, estimate_text
 
 __all__ = ["MethodGroup", "group_methods", "parameter_key", "carry_values",
-           "parameter_tooltip", "guarantee_text", "what_will_happen", "GROUP_SIZE_RULES"]
+           "parameter_tooltip", "guarantee_text", "what_will_happen", "run_seconds",
+           "GROUP_SIZE_RULES"]
 
 
 @dataclass(frozen=True)
@@ -235,17 +236,27 @@ def what_will_happen(spec: Method, values: Mapping[str, Any], *, n_records: int 
         lines.append(f"Laplace noise (ε = {epsilon:g}) is added to the confidential "
                      f"column(s) {_names(confidential) or '(none chosen)'} after "
                      "microaggregation.")
-    if n_records > 0 and qis and (k is None or k <= n_records):
-        extra = {}
-        if spec.name in GROUP_SIZE_RULES and k is not None and t is not None and 0 < t <= 1:
-            extra["cluster_size"] = GROUP_SIZE_RULES[spec.name](n_records, int(k), t)
-        params = {name: value for name, value in values.items()
-                  if name in ("k", "refine", "t")}
-        text = estimate_text(estimate_seconds(spec.name, n_records, len(qis),
-                                              scope=spec.scope, **params, **extra))
-        if text:
-            lines.append(text)
+    text = estimate_text(run_seconds(spec, values, n_records, len(qis)))
+    if text:
+        lines.append(text)
     return lines
+
+
+def run_seconds(spec: Method, values: Mapping[str, Any], n_records: int,
+                n_quasi_identifiers: int) -> float | None:
+    """The estimated seconds of one run of ``spec`` with these parameter values
+    (:func:`~microagg_desktop.estimate.estimate_seconds`), or None when there is nothing
+    to estimate yet (no table, no quasi-identifier, k larger than the table)."""
+    k = _number(values.get("k"), None)
+    t = _number(values.get("t"), None)
+    if n_records <= 0 or n_quasi_identifiers < 1 or (k is not None and k > n_records):
+        return None
+    extra = {}
+    if spec.name in GROUP_SIZE_RULES and k is not None and t is not None and 0 < t <= 1:
+        extra["cluster_size"] = GROUP_SIZE_RULES[spec.name](n_records, int(k), t)
+    params = {name: value for name, value in values.items() if name in ("k", "refine", "t")}
+    return estimate_seconds(spec.name, n_records, n_quasi_identifiers, scope=spec.scope,
+                            **params, **extra)
 
 
 def _names(columns: Sequence[str], limit: int = 6) -> str:

@@ -12,7 +12,7 @@ import pytest  # noqa: E402
 
 from core import Role  # noqa: E402
 from core.project import file_sha256  # noqa: E402
-from core.pipeline.stored import same_result
+from core.pipeline.stored import same_result  # noqa: E402
 from microagg_desktop.history import method_short_name  # noqa: E402
 from tests.gui_helpers import RUN_TIMEOUT, run_and_fail, run_and_wait  # noqa: E402
 from tests.workbench_helpers import (assert_released_qis, guard_dialogs,  # noqa: E402
@@ -193,6 +193,35 @@ def test_sweep_over_k_and_add_a_point_to_the_history(qtbot, window):
     assert same_result(record.result, panel.points[3].result)
     assert same_result(window.result, record.result)
     assert "k=5" in record.label
+
+
+def test_the_sweep_says_how_long_its_runs_will_take(qtbot, window):
+    """The sweep's preview adds up the estimate of each value's run, from the Method
+    tab's settings and the table, and follows the roles and settings."""
+    from microagg_desktop.estimate import estimate_seconds, estimate_text
+
+    rng = np.random.default_rng(4)
+    big = pd.DataFrame(rng.normal(size=(200_000, 6)), columns=[f"x{i}" for i in range(6)])
+    window.set_table(big, "synthetic.csv",
+                     roles={c: Role.QUASI_IDENTIFIER for c in big.columns})
+    window.method_panel.set_method("mdav")
+    panel = window.sweep_panel
+    panel.set_range(2, 10, step=1)
+
+    def expected(d, refine="none"):
+        return estimate_text(sum(estimate_seconds("mdav", 200_000, d, k=k, refine=refine)
+                                 for k in range(2, 11)))
+
+    assert expected(6).startswith("Expected time") and expected(6) != expected(5)
+    assert panel.preview.text().endswith(expected(6))
+    window.role_editor.set_role("x5", Role.NON_CONFIDENTIAL)
+    assert panel.preview.text().endswith(expected(5))
+    window.method_panel.set_parameter("refine", "igd")
+    assert panel.preview.text().endswith(expected(5, "igd")) and "minutes" in \
+        panel.preview.text()
+    assert window.open_sample()  # 600 records: runs too short to be worth a word
+    panel.set_range(2, 3, step=1)
+    assert panel.preview.text() == "2 run(s): 2, 3"
 
 
 def test_cancel_a_large_run_leaves_no_run_and_the_window_usable(qtbot, window):
