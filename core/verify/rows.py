@@ -223,22 +223,33 @@ def _renumber(found: DistinctRows, rank: np.ndarray) -> DistinctRows:
 def _lexicographic(rows: np.ndarray) -> np.ndarray:
     """Order of distinct float ``rows`` by their values, first column first.
 
-    Sorted by the first column, then only the runs tied on it are sorted by the next
-    columns (at 1,000,000 continuous rows there are almost none).
+    Sorted by the first column; then, column by column, only the runs still tied on
+    every column before are sorted by the next one (a stable sort by run and value, so
+    rows tied throughout keep their order). At 1,000,000 continuous rows almost none
+    are tied; a release masked attribute by attribute, each column repeating its values
+    five times, has every row tied on its first column and almost none on its first
+    two: sorting only those by one column at a time took 0.35 s where one sort of the
+    tied rows by every column took 1.5 s.
     """
     order = np.argsort(rows[:, 0], kind="stable")
     if rows.shape[1] == 1 or len(rows) < 2:
         return order
-    first = rows[order, 0]
-    tied = np.r_[False, first[1:] == first[:-1]]
-    tied[:-1] |= tied[1:]
-    if not tied.any():
-        return order
-    positions = np.flatnonzero(tied)
-    run = np.cumsum(np.r_[True, first[1:] != first[:-1]])[positions]
-    members = order[positions]
-    keys = [rows[members, j] for j in range(rows.shape[1] - 1, 0, -1)]
-    order[positions] = members[np.lexsort((*keys, run))]
+    key = rows[order, 0]
+    tied = np.r_[False, key[1:] == key[:-1]]  # the position equals the one before
+    for j in range(1, rows.shape[1]):
+        if not tied.any():
+            break
+        in_run = tied.copy()
+        in_run[:-1] |= tied[1:]
+        positions = np.flatnonzero(in_run)
+        run = np.cumsum(~tied)[positions]  # the run of equal columns < j
+        members = order[positions]
+        value = rows[members, j]
+        by = np.lexsort((value, run))
+        order[positions] = members[by]
+        value, run = value[by], run[by]
+        tied = np.zeros(len(rows), dtype=bool)
+        tied[positions[1:]] = (value[1:] == value[:-1]) & (run[1:] == run[:-1])
     return order
 
 
