@@ -186,3 +186,45 @@ def test_a_cancel_during_the_method_does_not_wait_for_the_helper(monkeypatch):
     for thread in left:  # the helper ends with its task; nothing more was queued
         thread.join(10)
         assert not thread.is_alive()
+
+
+def test_a_wait_for_work_on_another_thread_honours_cancel():
+    """Work a helper is making is waited for with Cancel checked, not blocked on."""
+    gate = threading.Event()
+    state = TaskState()
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        work = ahead_code.Work(executor, gate.wait, 30)
+        time.sleep(0.1)  # the helper has started it
+        threading.Timer(0.2, state.cancel).start()
+        began = time.perf_counter()
+        with pytest.raises(Cancelled):
+            work.result(state)
+        assert time.perf_counter() - began < 5
+        gate.set()
+
+
+def test_measures_cancelled_while_helpers_count_do_not_wait_for_them(monkeypatch):
+    """Cancel during the measures stops them at once: neither the interval-disclosure
+    counts on a helper (held here for 30 s) nor the helpers' shutdown hold it."""
+    measure_code = sys.modules["core.measures.measure"]
+    table, roles = _tables(3000)
+    plan = prepare_run(table, roles, "mdav", k=3)
+    released = run(plan).masked
+    gate, started = threading.Event(), threading.Event()
+    real = measure_code.inside_counts
+
+    def slow(*args):
+        started.set()
+        gate.wait(30)
+        return real(*args)
+
+    state = TaskState()
+    monkeypatch.setattr(measure_code, "inside_counts", slow)
+    threading.Thread(target=lambda: started.wait(30) and state.cancel()).start()
+    began = time.perf_counter()
+    try:
+        with pytest.raises(Cancelled):
+            measure(table, released, roles, state=state)
+        assert time.perf_counter() - began < 10
+    finally:
+        gate.set()

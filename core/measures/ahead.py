@@ -7,6 +7,8 @@ again (:class:`MeasuresAhead`).
 
 from __future__ import annotations
 
+from concurrent.futures import wait
+
 import numpy as np
 
 from core.data.encoding import Encoding
@@ -70,13 +72,18 @@ class Work:
         return self._made is not self._NOT_MADE or (self._future.done()
                                                     and not self._future.cancelled())
 
-    def result(self):
+    def result(self, state=None):
+        """The result; while another thread makes it, ``state`` (a TaskState) is
+        checked every twentieth of a second, so Cancel is not held by the wait."""
         if self._made is not self._NOT_MADE:
             return self._made
         if self._future.cancel():  # still queued: it will never run there
             function, args = self._call
             self._made = function(*args)
         else:
+            while state is not None and not self._future.done():
+                state.check()
+                wait([self._future], timeout=0.05)
             self._made = self._future.result()
         return self._made
 

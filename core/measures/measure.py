@@ -297,10 +297,13 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
     try:
         if ahead is None or not ahead.serves(encoding, scenario_sets):
             ahead = MeasuresAhead(encoding, scenario_sets, helpers)
-        return _measure(original, masked, roles, qi, scenario_sets, encoding, raw,
-                        raw_masked, Z, interval, kinds, state, helpers, ahead)
-    finally:
-        helpers.shutdown(wait=True, cancel_futures=True)
+        figures = _measure(original, masked, roles, qi, scenario_sets, encoding, raw,
+                           raw_masked, Z, interval, kinds, state, helpers, ahead)
+    except BaseException:  # cancelled or failed: the helpers' work is not waited for
+        helpers.shutdown(wait=False, cancel_futures=True)
+        raise
+    helpers.shutdown(wait=True)
+    return figures
 
 
 def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_masked, Z,
@@ -323,6 +326,7 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
     n = len(original)
     keys = np.column_stack([raw_masked, strata]) if strata.shape[1] else raw_masked
     found = distinct_rows(keys, order="sorted")  # numbered as numpy.unique(axis=0) does
+    state.check()
     # Records of one class release equal values, so their embedded rows are equal too:
     # each scenario's distinct rows are found among the classes' first rows.
     representatives = keys[found.first]
@@ -341,18 +345,18 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
         ordered = [j for j in columns if not nominal[j]]
         unordered = [j for j in columns if nominal[j]]
         if number == 0 and not prepared.done():  # IL1 here while the tree is built
-            il1_done.result()
-        originals = prepared.result()
+            il1_done.result(state)
+        originals = prepared.result(state)
         if number + 1 < len(scenario_sets):  # the next scenario's tree, ahead
-            prepared = helpers.submit(linkage_originals,
-                                      known_columns(Z, encoding, scenario_sets[number + 1]))
+            prepared = Work(helpers, linkage_originals,
+                            known_columns(Z, encoding, scenario_sets[number + 1]))
         dld = record_linkage(known_columns(Z, encoding, subset),
                              known_columns(Z_masked, encoding, subset),
                              classes=found, originals=originals,
                              state=state.sub(number / len(scenario_sets),
                                              (number + 1) / len(scenario_sets)))
         # = interval_disclosure(raw[:, ordered], raw_masked[:, ordered]), per attribute once
-        disclosed = (float(100.0 * (sum(inside_done.result()[j] for j in ordered)
+        disclosed = (float(100.0 * (sum(inside_done.result(state)[j] for j in ordered)
                                     / (n * len(ordered))))
                      if ordered else 0.0)
         if unordered:
@@ -365,7 +369,7 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
                                        order="any").n_classes),
             dld=dld, id=disclosed,
         ))
-    il1, components = il1_done.result()
+    il1, components = il1_done.result(state)
     dld = float(np.mean([f.dld for f in figures]))
     idisc = float(np.mean([f.id for f in figures]))
     dr = float(np.mean([f.dr for f in figures]))
