@@ -211,16 +211,21 @@ def test_measures_cancelled_while_helpers_count_do_not_wait_for_them(monkeypatch
     plan = prepare_run(table, roles, "mdav", k=3)
     released = run(plan).masked
     gate, started = threading.Event(), threading.Event()
-    real = measure_code.inside_counts
+    real_counts, real_linkage = measure_code.inside_counts, measure_code.record_linkage
 
-    def slow(*args):
+    def held_counts(*args):  # on the helper: holds it until the test ends
         started.set()
         gate.wait(30)
-        return real(*args)
+        return real_counts(*args)
+
+    def linkage_after_the_helper_started(*args, **kwargs):  # no race for the counts
+        started.wait(30)
+        state.cancel()
+        return real_linkage(*args, **kwargs)
 
     state = TaskState()
-    monkeypatch.setattr(measure_code, "inside_counts", slow)
-    threading.Thread(target=lambda: started.wait(30) and state.cancel()).start()
+    monkeypatch.setattr(measure_code, "inside_counts", held_counts)
+    monkeypatch.setattr(measure_code, "record_linkage", linkage_after_the_helper_started)
     began = time.perf_counter()
     try:
         with pytest.raises(Cancelled):
