@@ -233,3 +233,23 @@ def test_measures_cancelled_while_helpers_count_do_not_wait_for_them(monkeypatch
         assert time.perf_counter() - began < 10
     finally:
         gate.set()
+
+
+def test_a_cancel_during_the_verification_stops_before_the_warnings(monkeypatch):
+    """Cancel pressed while the verifier runs is honoured as it returns: the partition's
+    figures and the release warnings (a whole-table pass each) are not computed."""
+    table, roles = _tables(500)
+    state, after = TaskState(), []
+    plan = prepare_run(table, roles, "mdav", k=3)
+    real_check = type(plan.method.guarantee).check
+
+    def check_then_cancel(self, *args, **kwargs):
+        found = real_check(self, *args, **kwargs)
+        state.cancel()
+        return found
+
+    monkeypatch.setattr(type(plan.method.guarantee), "check", check_then_cancel)
+    monkeypatch.setattr(run_code, "partition_metrics", lambda *a: after.append(1))
+    with pytest.raises(Cancelled):
+        run(plan, state)
+    assert after == []

@@ -140,6 +140,7 @@ def _run(plan: RunPlan, state: TaskState, started: float,
     if not check.passed:
         raise GuaranteeNotMet(f"{spec.label} did not produce {check.failure} "
                               "Nothing was released.")
+    state.check()
     metrics = partition_metrics(block_labels, measures)
     warnings = release_warnings(
         table, released, roles, group_sizes=measures.class_sizes,
