@@ -54,7 +54,7 @@ def _run(window, app) -> None:
     _process(app)
 
 
-def _big_table(rows: int = 40_000):
+def _big_table(rows: int = 200_000):
     """A synthetic table large enough for a run to be caught half-way."""
     import numpy as np
     import pandas as pd
@@ -105,7 +105,7 @@ def take_screenshots(folder: str | os.PathLike, size: tuple[int, int] = (1366, 7
     # A run caught half-way, on a larger synthetic table, then cancelled.
     sample, source, path = window.table, window.source, window.data_path
     big = _big_table()
-    window.set_table(big, "synthetic_40000.csv",
+    window.set_table(big, "synthetic_200000.csv",
                      roles={c: "quasi-identifier" for c in big.columns})
     window.method_panel.set_method("mdav")
     assert window.run()
