@@ -302,7 +302,7 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
     except BaseException:  # cancelled or failed: the helpers' work is not waited for
         helpers.shutdown(wait=False, cancel_futures=True)
         raise
-    helpers.shutdown(wait=True)
+    helpers.shutdown(wait=True, cancel_futures=True)  # work never asked for is dropped
     return figures
 
 

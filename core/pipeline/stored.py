@@ -94,39 +94,75 @@ def _compact(result: AnonymizationResult):
     first[classes[::-1]] = np.arange(len(classes) - 1, -1, -1)  # each class's first row
     if (first < 0).any() or 2 * len(first) > len(classes):  # too few repeats to gain
         return None
-    per_class = {c: masked[c].array.take(first) for c in columns}
+    per_class = {c: masked[c].iloc[first] for c in columns}  # dtype kept
     rest = masked.drop(columns=columns)
-    order = list(masked.columns)
+    order = masked.columns
     if not same_frame(_rebuilt(rest, per_class, classes, order), masked):
         return None
     return rest, per_class, classes, order
 
 
 def _rebuilt(rest: pd.DataFrame, per_class: dict, classes: np.ndarray,
-             order: list) -> pd.DataFrame:
+             order: pd.Index) -> pd.DataFrame:
     """The released table from the other columns and the per-class values."""
-    data = {c: (pd.Series(per_class[c].take(classes), index=rest.index, name=c)
-                if c in per_class else rest[c]) for c in order}
-    frame = pd.DataFrame(data, index=rest.index)
-    frame.columns = pd.Index(order, name=rest.columns.name)
+    data = [(pd.Series(per_class[c].array.take(classes), index=rest.index,
+                       dtype=per_class[c].dtype) if c in per_class else rest[c])
+            for c in order]
+    frame = pd.concat(data, axis=1, ignore_index=True) if data else rest.copy()
+    frame.index = rest.index
+    frame.columns = order  # the released labels themselves: names, dtype, levels
     return frame
 
 
 def same_frame(a: pd.DataFrame, b: pd.DataFrame) -> bool:
-    """True when the two tables are the same bit for bit: columns, index, dtypes and
-    values (0.0 and −0.0 apart; missing values in the same places)."""
-    if not (a.columns.equals(b.columns) and a.columns.name == b.columns.name
-            and a.index.equals(b.index) and list(a.dtypes) == list(b.dtypes)):
+    """True when the two tables are the same bit for bit: column labels and index (with
+    their names and dtypes), dtypes (categories in their order) and values: numbers by
+    their bytes (0.0 and −0.0 apart), objects by type and value (1, 1.0 and True apart,
+    None apart from NaN), missing values in the same places. Where it cannot tell, it
+    says False."""
+    labels = ((a.columns, b.columns), (a.index, b.index))
+    if a.shape != b.shape or not all(
+            x.equals(y) and list(x.names) == list(y.names) and x.dtype == y.dtype
+            and _same_values(x.to_numpy(), y.to_numpy()) for x, y in labels):
         return False
-    for j in range(a.shape[1]):
-        x, y = a.iloc[:, j], b.iloc[:, j]
-        if x.dtype.kind in "fc" and isinstance(x.dtype, np.dtype):
-            bits = np.dtype(f"i{x.dtype.itemsize}") if x.dtype.kind == "f" else np.uint8
-            if not np.array_equal(x.to_numpy().view(bits), y.to_numpy().view(bits)):
-                return False
-        elif not x.equals(y):
-            return False
-    return True
+    return all(_same_column(a.iloc[:, j], b.iloc[:, j]) for j in range(a.shape[1]))
+
+
+def _same_column(x: pd.Series, y: pd.Series) -> bool:
+    if str(x.dtype) != str(y.dtype) or x.dtype != y.dtype:
+        return False
+    if isinstance(x.dtype, pd.CategoricalDtype):
+        return (x.cat.ordered == y.cat.ordered
+                and _same_values(x.cat.categories.to_numpy(), y.cat.categories.to_numpy())
+                and np.array_equal(x.cat.codes.to_numpy(), y.cat.codes.to_numpy()))
+    if isinstance(x.dtype, np.dtype):
+        return _same_values(x.to_numpy(), y.to_numpy())
+    if isinstance(x.dtype, pd.StringDtype):  # text or its one missing value: exact
+        return bool(x.equals(y))
+    # Other extension arrays (text, nullable numbers): the same missing places, then the rest.
+    missing_x, missing_y = x.isna().to_numpy(), y.isna().to_numpy()
+    return (np.array_equal(missing_x, missing_y)
+            and _same_values(x[~missing_x].to_numpy(), y[~missing_y].to_numpy()))
+
+
+def _same_values(u: np.ndarray, v: np.ndarray) -> bool:
+    if u.dtype != v.dtype or u.shape != v.shape:
+        return False
+    if u.dtype.kind != "O":  # numbers, booleans, dates: their bytes
+        return np.ascontiguousarray(u).tobytes() == np.ascontiguousarray(v).tobytes()
+    if (pd.api.types.infer_dtype(u, skipna=False) == "string"
+            and pd.api.types.infer_dtype(v, skipna=False) == "string"):
+        return bool(np.array_equal(u, v))  # text only: == is exact
+    return all(type(p) is type(q) and (p is q or _same_scalar(p, q)) for p, q in zip(u, v))
+
+
+def _same_scalar(p, q) -> bool:
+    if isinstance(p, (float, np.floating)):
+        return np.array([p]).tobytes() == np.array([q]).tobytes()
+    try:
+        return bool(p == q)
+    except (TypeError, ValueError):
+        return False
 
 
 def same_result(a: AnonymizationResult, b: AnonymizationResult) -> bool:

@@ -316,12 +316,19 @@ def column_moments(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndar
     if np.isnan(values).any():
         return (frame.mean().to_numpy(float), frame.var(ddof=0).to_numpy(float),
                 frame.corr().to_numpy(float))
+    mean, var = values.mean(axis=0), values.var(axis=0)
     if len(values) < 2:  # pandas: no correlation from fewer than two records
-        corr = np.full((values.shape[1],) * 2, np.nan)
-    else:
-        with np.errstate(divide="ignore", invalid="ignore"):  # a constant column: NaN
-            corr = np.atleast_2d(np.corrcoef(values, rowvar=False))
-    return values.mean(axis=0), values.var(axis=0), corr
+        return mean, var, np.full((values.shape[1],) * 2, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        corr = np.atleast_2d(np.corrcoef(values, rowvar=False))
+    # A column of one value (a release of one group, 0.1 whose mean is not exactly 0.1)
+    # has no variance and no correlation, as pandas says; numpy's rounding would give it
+    # a tiny variance and correlations anywhere in [−1, 1].
+    constant = (values == values[0]).all(axis=0)
+    mean[constant], var[constant] = values[0, constant], 0.0
+    corr[constant, :] = np.nan
+    corr[:, constant] = np.nan
+    return mean, var, corr
 
 
 def _relative(before: np.ndarray, after: np.ndarray) -> np.ndarray:
