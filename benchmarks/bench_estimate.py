@@ -1,6 +1,6 @@
 """Measured against estimated seconds of a run, to calibrate ``microagg_desktop.estimate``.
 
-    python benchmarks/bench_estimate.py [METHOD:N[:D[:K]] ...]
+    python benchmarks/bench_estimate.py [METHOD[+REFINEMENT]:N[:D[:K]] ...]
 
 Random normal data (``D`` attributes as quasi-identifiers, default 10, and one
 confidential column) run through :func:`core.anonymize`, twice per case (the second run
@@ -36,7 +36,8 @@ CASES = (  # METHOD:N[:D[:K]]
     "pcp:1000000", "pcp:1000000:3", "zscores:1000000", "individual-ranking:1000000:5",
     "optimal-univariate:1000000:1", "mic1d:1000000", "mdav:200000", "mdav:300000:3",
     "cbfs:200000", "tfrp:200000", "tc-merge:100000", "tc-tfirst:100000", "gsms:50000",
-    "vmdav:50000", "tc-kfirst:30000", "tc-bucket:30000",
+    "vmdav:50000", "tc-kfirst:30000", "tc-bucket:30000", "mdav+igd:50000",
+    "pcp+tfrp2:20000",
 )
 T = {"tc-bucket": 2.0}  # t of the t-closeness methods; 0.2 for the others
 
@@ -49,9 +50,12 @@ def frame(n: int, d: int, seed: int = 0) -> pd.DataFrame:
 
 
 def case(text: str) -> tuple[str, int, int, dict]:
+    """``METHOD[+REFINEMENT]:N[:D[:K]]``."""
     method, n, *rest = text.split(":")
     d = int(rest[0]) if rest else 10
     params = {"k": int(rest[1]) if len(rest) > 1 else 5}
+    if "+" in method:
+        method, params["refine"] = method.split("+")
     if method.startswith("tc-"):
         params["t"] = T.get(method, 0.2)
     return method, int(n), d, params
@@ -93,7 +97,8 @@ def main(cases) -> None:
         fit_shared = (whole - part) / (n * math.log2(n))
         ok = guess / 2 <= whole <= guess * 2
         inside += ok
-        print(f"{method:<20}{d:>3}{n:>9}{whole:>8.2f}{part:>8.2f}{whole - part:>8.2f}"
+        label = method + (f"+{params['refine']}" if "refine" in params else "")
+        print(f"{label:<20}{d:>3}{n:>9}{whole:>8.2f}{part:>8.2f}{whole - part:>8.2f}"
               f"{guess:>10.2f}  {format_range(guess):<24}{'yes' if ok else 'NO':>7}"
               f"{fit_family:>12.2e}{fit_shared:>12.2e}", flush=True)
     print(f"{inside} of {len(cases)} runs inside the range shown")

@@ -91,13 +91,21 @@ REFERENCE_FAMILIES: dict[str, tuple[str, float]] = {
 REFERENCE_SHARED = 1.5e-7
 """Seconds per ``n · log2 n · d`` of the shared steps without numba (one term)."""
 
-REFINE: dict[str, float] = {"tfrp2": 3.8e-7, "igd": 9.5e-7}
-"""Seconds per ``n · log2 n · d`` of a refinement after the partition (compiled
-candidate lists; ``benchmarks/scale_refine.py``: 100,000 × 10, k = 5: TFRP2 about 6 s,
-IGD about 16 s CPU)."""
+REFINE: dict[str, tuple[float, float]] = {"tfrp2": (2.1e-10, 3.4e-9),
+                                          "igd": (1.1e-9, 9.7e-9)}
+"""Seconds per ``n² · d / k`` of a refinement after the partition, for groups packed in
+space and for groups cut along one order (:data:`RELEASES`). Filling every record's
+candidate list compares it with every group, and groups cut along one order leave far
+more records whose nearest group the lists cannot prove: MDAV + TFRP2 at 50,000 and
+100,000 × 10, k = 5, 1.1 and 4.2 s; MDAV + IGD 50,000 and 100,000: 5.9 and 19.5 s;
+PCP + TFRP2 20,000 and 50,000: 2.8 and 16.1 s, PCP + IGD 20,000: 7.7 s (z-scores alike).
+The model before (``n · log2 n · d``) said 20 s for PCP + TFRP2 at 300,000, which did
+not end in ten minutes."""
 
-REFERENCE_REFINE: dict[str, float] = {"tfrp2": 1.5e-5, "igd": 3.5e-5}
-"""The same with the numpy reference passes (about 10 minutes for IGD at 100,000)."""
+REFERENCE_REFINE: dict[str, tuple[float, float]] = {"tfrp2": (1.25e-8, 2.1e-7),
+                                                    "igd": (2.9e-8, 2.3e-7)}
+"""The same with the numpy reference passes (about 10 minutes for IGD at 100,000 after
+MDAV); for groups cut along one order scaled by the compiled ratio, not measured."""
 
 
 def family_of(method: str, scope: str = "multivariate") -> tuple[str, float]:
@@ -175,10 +183,11 @@ def estimate_seconds(method: str, n: int, d: int, *, scope: str = "multivariate"
         k = 2
     k = min(k, n)
     model, constant = family_of(method, scope)
-    refine = (REFINE if COMPILED else REFERENCE_REFINE).get(str(params.get("refine")), 0.0)
+    spatial, ordered = (REFINE if COMPILED else REFERENCE_REFINE).get(
+        str(params.get("refine")), (0.0, 0.0))
+    refine = ordered if method in RELEASES else spatial
     cost = _cost(model, n, d, k, params.get("t"))
-    return (constant * cost + refine * n * math.log2(n) * d
-            + shared_seconds(method, n, d))
+    return (constant * cost + refine * n * n * d / k + shared_seconds(method, n, d))
 
 
 def format_range(seconds: float) -> str:
