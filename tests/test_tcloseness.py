@@ -160,6 +160,20 @@ def test_class_emds_of_a_partition():
             naive_ordered(attribute.codes[members], attribute.codes, attribute.m), abs=1e-12)
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 300), st.integers(1, 40),
+       st.integers(1, 60))
+def test_the_group_then_code_order_is_lexsorts(seed, n, groups, distinct):
+    """class_emds sorts records by group, then code, with one stable sort of a combined
+    key: the order of numpy.lexsort((codes, labels)) exactly (ties kept in input order)."""
+    from core.privacy.attributes import _by_group_then_code
+
+    rng = np.random.default_rng(seed)
+    labels, codes = rng.integers(0, groups, n), rng.integers(0, distinct, n)
+    assert _by_group_then_code(labels, codes).tolist() == \
+        np.lexsort((codes, labels)).tolist()
+
+
 def masked_table():
     # Two classes of the masked QI; salary 10..60; class A holds the three smallest.
     return pd.DataFrame({
