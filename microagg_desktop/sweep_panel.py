@@ -247,8 +247,9 @@ class SweepPanel(QWidget):
             self.run_button.setEnabled(False)
             return
         shown = ", ".join(f"{v:g}" for v in values[:6]) + (" …" if len(values) > 6 else "")
-        self.preview.setText(f"{len(values)} run(s): {shown}" + (
-            f"\n{self.expected_text(values)}" if self.expected_text(values) else ""))
+        expected = self.expected_text(values)
+        self.preview.setText(f"{len(values)} run(s): {shown}"
+                             + (f"\n{expected}" if expected else ""))
         self.run_button.setEnabled(True)
 
     def expected_text(self, values: list) -> str:

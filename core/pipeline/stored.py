@@ -108,7 +108,7 @@ def _rebuilt(rest: pd.DataFrame, per_class: dict, classes: np.ndarray,
     data = [(pd.Series(per_class[c].array.take(classes), index=rest.index,
                        dtype=per_class[c].dtype) if c in per_class else rest[c])
             for c in order]
-    frame = pd.concat(data, axis=1, ignore_index=True) if data else rest.copy()
+    frame = pd.concat(data, axis=1, ignore_index=True)  # at least one quasi-identifier
     frame.index = rest.index
     frame.columns = order  # the released labels themselves: names, dtype, levels
     return frame
@@ -139,7 +139,8 @@ def _same_column(x: pd.Series, y: pd.Series) -> bool:
         return _same_values(x.to_numpy(), y.to_numpy())
     if isinstance(x.dtype, pd.StringDtype):  # text or its one missing value: exact
         return bool(x.equals(y))
-    # Other extension arrays (text, nullable numbers): the same missing places, then the rest.
+    # Other extension arrays (nullable numbers, booleans): the same missing places, then
+    # the rest.
     missing_x, missing_y = x.isna().to_numpy(), y.isna().to_numpy()
     return (np.array_equal(missing_x, missing_y)
             and _same_values(x[~missing_x].to_numpy(), y[~missing_y].to_numpy()))
