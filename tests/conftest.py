@@ -20,6 +20,22 @@ CENSUS_COLUMNS = ("AFNLWGT", "AGI", "EMCONTRB", "FEDTAX", "PTOTVAL", "STATETAX",
                   "POTHVAL", "INTVAL", "PEARNVAL", "FICA", "WSALVAL", "ERNVAL")
 
 
+def cancelled_at_step(step: int):
+    """A TaskState that cancels itself at its ``step``-th progress report, and the
+    ``(fraction, message)`` reports it received."""
+    from core import TaskState
+
+    seen = []
+
+    def report(fraction, message):
+        seen.append((fraction, message))
+        if len(seen) == step:
+            state.cancel()
+
+    state = TaskState(report)
+    return state, seen
+
+
 def shared_data(name: str) -> Path:
     path = DATA_DIR / name
     if not path.exists():

@@ -7,6 +7,7 @@ import pytest
 from core import Cancelled, MicroaggError, RoleSpec, TaskState, anonymize, get_method
 from core.methods import methods
 from core.verify.kanonymity import verify_k_anonymity
+from tests.conftest import cancelled_at_step
 
 SUMMARY_KEYS = {"method", "k", "n_records", "il", "sse", "sst", "min_group_size",
                 "mean_group_size", "max_group_size", "k_prime", "verified"}
@@ -53,15 +54,7 @@ def test_progress_reported_at_least_64_times_or_once_per_group(survey):
 
 
 def test_cancel_stops_the_run(survey):
-    state = TaskState()
-    calls = []
-
-    def cancel_after_three(fraction, message):
-        calls.append(fraction)
-        if len(calls) == 3:
-            state.cancel()
-
-    state._callback = cancel_after_three
+    state, calls = cancelled_at_step(3)
     with pytest.raises(Cancelled):
         anonymize(survey, ROLES, "mdav", k=5, state=state)
     assert len(calls) == 3

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import core.measures.linkage as linkage
-from core import Cancelled, TaskState
+from core import Cancelled
 from core.measures.disclosure import record_linkage
+from tests.conftest import cancelled_at_step
 from tests.test_measures_scale import KINDS, _pair, old_record_linkage
 
 pytestmark = pytest.mark.skipif(linkage._search_compiled is None,
@@ -83,14 +84,7 @@ def test_a_cancel_stops_both_threads(two_threads):
     rng = np.random.default_rng(3)
     Z = rng.standard_normal((20_000, 6))
     M = Z + rng.normal(scale=0.3, size=Z.shape)
-    steps = []
-
-    def cancel_at_third(fraction, message):
-        steps.append(fraction)
-        if len(steps) == 3:
-            state.cancel()
-
-    state = TaskState(cancel_at_third)
+    state, _ = cancelled_at_step(3)
     with pytest.raises(Cancelled):
         record_linkage(Z, M, state=state)
     assert not [t for t in threading.enumerate() if t.name == "microagg-linkage"]

@@ -24,9 +24,9 @@ from core.errors import Cancelled
 from core.measures.disclosure import interval_disclosure, real_anonymity, record_linkage
 from core.measures.measure import measure
 from core.data.roles import RoleSpec
-from core.progress import TaskState
 from core.verify.kanonymity import class_sizes, verify_k_anonymity
 from core.verify.rows import distinct_rows, frame_classes
+from tests.conftest import cancelled_at_step
 
 
 # ----------------------------------------------------------------- the old code
@@ -159,13 +159,7 @@ def test_record_linkage_reports_progress_and_cancels_at_once():
     rng = np.random.default_rng(3)
     Z = rng.standard_normal((60_000, 10))
     M = Z + rng.normal(scale=0.3, size=Z.shape)
-    steps = []
-
-    def cancel_at_first(fraction, message):
-        steps.append(fraction)
-        state.cancel()
-
-    state = TaskState(cancel_at_first)
+    state, steps = cancelled_at_step(1)
     with pytest.raises(Cancelled):
         record_linkage(Z, M, state=state)
     assert len(steps) == 1  # the search stopped at its first return to Python

@@ -9,12 +9,13 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 
-from core import Cancelled, RoleSpec, TaskState, anonymize, read_table
+from core import Cancelled, RoleSpec, anonymize, read_table
 from core.methods.registry import get_method
 from core.pipeline.warnings import ReleaseWarning
 from core.report import report_html, write_report
 from core.report.provenance import software_version
 from core.report.summary import summary_frame
+from tests.conftest import cancelled_at_step
 
 QI = ("age", "years_education", "income", "hours_worked", "household_size")
 
@@ -114,19 +115,12 @@ def test_hostile_column_names_are_escaped(tmp_path):
 
 
 def test_cancelling_leaves_no_report(tmp_path, tfirst, survey):
-    steps = []
-
-    def cancel_at_second_figure(fraction, message):
-        steps.append(message)
-        if len(steps) == 3:
-            state.cancel()
-
-    state = TaskState(cancel_at_second_figure)
+    state, steps = cancelled_at_step(3)  # at the second figure
     target = tmp_path / "r.html"
     with pytest.raises(Cancelled):
         write_report(tfirst, target, original=survey, state=state)
     assert not target.exists() and list(tmp_path.iterdir()) == []
-    assert any("Drawing" in m for m in steps)
+    assert any("Drawing" in m for _, m in steps)
 
 
 @pytest.mark.parametrize("method, blocks, expected", [
