@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core import RoleSpec, anonymize, read_table
 from core.cli.console import Progress, log_path
 from core.cli.main import main
+from core.pipeline.warnings import column_relations
 from core.report import summary_frame, write_report
 from tests.conftest import CENSUS_COLUMNS, shared_data
 
@@ -135,3 +140,87 @@ def test_an_internal_error_is_logged_with_its_traceback(tmp_path, monkeypatch, c
     assert err.count("\n") == 1 and str(log_path()) in err
     logged = log_path().read_text()
     assert "Traceback" in logged and "ZeroDivisionError: engine bug" in logged
+
+
+def _relations_by_groupby(table: pd.DataFrame, roles: RoleSpec) -> list[tuple[str, str, str]]:
+    """The module notes' rule with pandas: A determines B when every value of A goes
+    with one value of B (missing values one value)."""
+    n = len(table)
+
+    def determines(a: str, b: str) -> bool:
+        key = table[a].astype(object).where(table[a].notna(), "<NA>")
+        return bool((table[b].astype(object).where(table[b].notna(), "<NA>")
+                     .groupby(key).nunique() <= 1).all())
+
+    found = []
+    for column in table.columns:
+        if column in roles.quasi_identifiers:
+            continue
+        for qi in roles.quasi_identifiers:
+            a = table[column].nunique(dropna=False)
+            b = table[qi].nunique(dropna=False)
+            if a < 2 or b < 2:
+                continue
+            if a <= n / 2 and determines(column, qi):
+                found.append((column, qi, "maps one-to-one to" if a == b and
+                              determines(qi, column) else "determines"))
+            elif b <= n / 2 and determines(qi, column):
+                found.append((column, qi, "is determined by"))
+    return found
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_column_relations_agree_with_groupby(monkeypatch_sample, data):
+    """Codings found as pandas finds them, also when a first stretch of rows is looked
+    at before the whole (the sample is cut to 5 rows here)."""
+    n = data.draw(st.integers(2, 40))
+    values = st.lists(st.one_of(st.integers(0, 3), st.none()), min_size=n, max_size=n)
+    a, b, c = data.draw(values), data.draw(values), data.draw(values)
+    table = pd.DataFrame({"a": a, "b": pd.Series(b, dtype="Int64"),
+                          "c": [None if v is None else f"t{v}" for v in c]})
+    table["d"] = table["a"].map({0: "x", 1: "x", 2: "y", 3: "z"})  # a coding of a
+    roles = RoleSpec(quasi_identifiers=("a", "b"))
+    found = [(r.column, r.quasi_identifier, r.relation)
+             for r in column_relations(table, roles)]
+    assert found == _relations_by_groupby(table, roles)
+
+
+def test_a_coding_with_half_as_many_values_as_records_counts():
+    """The bound is inclusive: two values over four records are a coding."""
+    table = pd.DataFrame({"q": [0.0, 0.0, 1.0, 1.0], "c": ["u", "u", "v", "v"],
+                          "r": ["a", "b", "c", "c"]})  # three values: too many
+    found = column_relations(table, RoleSpec(quasi_identifiers=("q",)))
+    assert [(r.column, r.relation) for r in found] == [("c", "maps one-to-one to")]
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_sample():
+    from core.pipeline import warnings as module
+    kept, module._SAMPLE = module._SAMPLE, 5
+    yield
+    module._SAMPLE = kept
+
+
+def test_run_finds_the_relations_once_on_the_records_it_masks(monkeypatch):
+    """run() looks for codings once (on its helper, while the method runs), on the
+    records it masks: those set aside for missing values are not among them."""
+    run_module = importlib.import_module("core.pipeline.run")  # not the function `run`
+    seen = []
+
+    def recording(table, roles):
+        seen.append(len(table))
+        return column_relations(table, roles)
+
+    monkeypatch.setattr(run_module, "column_relations", recording)
+    rng = np.random.default_rng(3)
+    age = rng.integers(20, 70, 600).astype(float)
+    table = pd.DataFrame({"age": age, "income": rng.normal(100, 10, 600).round(1)})
+    table["band"] = (age // 10).astype(int).astype(str)
+    table.loc[:19, "income"] = np.nan
+    roles = RoleSpec(quasi_identifiers=("age", "income"), confidential=("band",))
+    result = anonymize(table, roles, k=5, missing="exclude")
+    assert seen == [580]
+    assert "kept-column-reveals" in kinds(result)
+    assert "'band'" in next(w.message for w in result.warnings
+                            if w.kind == "kept-column-reveals")

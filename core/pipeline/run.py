@@ -12,7 +12,8 @@
    method's guarantee (independent verifiers that read only the original and the final
    table); a result that misses its guarantee raises :class:`GuaranteeNotMet`;
 6. **warn** where the verified release should still not be published as it is
-   (:mod:`core.pipeline.warnings`);
+   (:mod:`core.pipeline.warnings`; the relations between columns of the original it
+   looks for are found on the helper thread while the method runs);
 7. with ``missing="exclude"``, **put back** the records set aside for missing values,
    unmasked and flagged (:mod:`core.pipeline.missing`). Steps 1-6 saw only the other
    records: the verifier checked the guarantee on them, the measures describe them.
@@ -31,12 +32,14 @@ import pandas as pd
 
 from core.data.aggregate import aggregate
 from core.privacy.noise import add_laplace_noise
+from core.measures.ahead import Work
 from core.measures.measure import MeasuresAhead, measure
 from core.measures.partition import partition_metrics
 from core.pipeline.missing import flag_column_name, put_back
 from core.pipeline.partition import dense_ranks, partition_blocks, recode_merged_strata
 from core.pipeline.plan import RunPlan, prepare_run
-from core.pipeline.warnings import release_warnings, unmasked_missing_warning
+from core.pipeline.warnings import (column_relations, release_warnings,
+                                   unmasked_missing_warning)
 from core.progress import TaskState
 from core.methods.registry import MethodInput
 from core.pipeline.result import AnonymizationResult, GuaranteeNotMet
@@ -65,8 +68,10 @@ def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
     # 1,000,000 × 10 to save a quarter of a second.)
     helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="run")
     try:
-        result = _run(plan, state, started,
-                      MeasuresAhead(plan.encoding, plan.scenarios, helper))
+        ahead = MeasuresAhead(plan.encoding, plan.scenarios, helper)
+        # After the measures' work in the queue: the warnings need it last.
+        relations = Work(helper, column_relations, plan.table, plan.roles)
+        result = _run(plan, state, started, ahead, relations)
     except BaseException:
         helper.shutdown(wait=False, cancel_futures=True)
         raise
@@ -74,9 +79,10 @@ def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
     return result
 
 
-def _run(plan: RunPlan, state: TaskState, started: float,
-         ahead: MeasuresAhead) -> AnonymizationResult:
-    """:func:`run`'s stages; ``ahead`` is the measures' work begun on the original."""
+def _run(plan: RunPlan, state: TaskState, started: float, ahead: MeasuresAhead,
+         relations: Work) -> AnonymizationResult:
+    """:func:`run`'s stages; ``ahead`` is the measures' work begun on the original,
+    ``relations`` the warnings' (:func:`core.pipeline.warnings.column_relations`)."""
     spec, table, roles = plan.method, plan.table, plan.roles
 
     # 1. partition
@@ -146,7 +152,8 @@ def _run(plan: RunPlan, state: TaskState, started: float,
         table, released, roles, group_sizes=measures.class_sizes,
         il=measures.il, k_prime=measures.k_prime,
         unique_records=measures.unique_records,
-        record_level=spec.guarantee.record_level, constant=plan.encoding.constant)
+        record_level=spec.guarantee.record_level, constant=plan.encoding.constant,
+        relations=relations.result(state))
     if len(plan.excluded):
         flag = flag_column_name([*plan.original.columns, *released.columns])
         released = put_back(plan.original, released, plan.excluded, flag)
