@@ -143,7 +143,7 @@ class RunRecord:
     @property
     def result(self) -> AnonymizationResult:
         """The run's result, its released table as the run gave it (rebuilt when kept
-        compactly: about 0.05 s at 1,000,000 × 10)."""
+        compactly: about 0.055 s at 1,000,000 × 10)."""
         return self.stored.result()
 
     @property

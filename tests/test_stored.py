@@ -58,16 +58,44 @@ def test_a_stored_result_is_the_run_given_back(survey, name, tmp_path):
     write_table(tmp_path / "released.csv", result.masked)
     assert (tmp_path / "again.csv").read_bytes() == (tmp_path / "released.csv").read_bytes()
     summary = stored.summary
-    assert (summary.method, summary.parameters, summary.measures, summary.metrics) == (
-        result.method, result.parameters, result.measures, result.metrics)
+    assert (summary.method, summary.parameters, summary.metrics, summary.verification) == (
+        result.method, result.parameters, result.metrics, result.verification)
+    assert (summary.measures.dld,
+            summary.measures.class_sizes) == (result.measures.dld,
+                                              result.measures.class_sizes)
     if compact:  # the released quasi-identifiers held once per class, not per record
         assert not set(roles.quasi_identifiers) & set(stored._rest.columns)
         assert all(len(v) == result.measures.class_sizes.size
-                   for v in stored._per_class.values())
+                   and isinstance(v.index, pd.RangeIndex) for v in stored._per_class.values())
+        # the per-record numbers in 32 bits, the one block's labels not twice
+        assert stored._labels.dtype == stored._classes.dtype == np.int32
+        assert stored._one_block is None
         with pytest.raises(AttributeError, match="kept compactly"):
             summary.masked.columns  # the summary has no table to give
+        for per_record in (summary.labels, summary.block_labels, summary.measures.classes,
+                           summary.measures.record_risk):
+            with pytest.raises(AttributeError, match="kept compactly"):
+                np.asarray(per_record)
+            with pytest.raises(AttributeError, match="kept compactly"):
+                len(per_record)
     else:
         assert summary is result
+
+
+def test_arrays_that_are_not_what_they_are_rebuilt_from_keep_the_result_whole(survey):
+    """Record risks other than 1 / class size, or labels that do not fit in 32 bits, are
+    kept as they are: the check at storage compares every array bit for bit."""
+    result = anonymize(survey, RoleSpec(**BASE), "mdav", k=5)
+    risk = result.measures.record_risk.copy()
+    risk[7] = np.nextafter(risk[7], 1.0)
+    odd = replace(result, measures=replace(result.measures, record_risk=risk))
+    stored = StoredResult(odd)
+    assert not stored.compact and stored.result() is odd
+    wide = replace(result, labels=result.labels + 2 ** 40,
+                   block_labels=result.block_labels + 2 ** 40)
+    stored = StoredResult(wide)
+    assert stored.compact and stored._labels.dtype == np.int64
+    assert same_result(stored.result(), wide) and not same_result(stored.result(), result)
 
 
 def test_records_released_unmasked_keep_the_whole_table(survey):
