@@ -253,3 +253,38 @@ def test_a_cancel_during_the_verification_stops_before_the_warnings(monkeypatch)
     with pytest.raises(Cancelled):
         run(plan, state)
     assert after == []
+
+
+def test_il1_is_made_on_the_measuring_thread_while_the_helper_counts(monkeypatch):
+    """With one helper busy with the interval-disclosure counts once record linkage is
+    done, IL1 (queued behind them) is made on the measuring thread instead of after
+    them: here the counts wait for IL1, so the measures finish only if it is."""
+    measure_code = sys.modules["core.measures.measure"]
+    table, roles = _tables(3000)
+    released = anonymize(table, roles, "mdav", k=3).masked
+    encoding = encode(table, roles, strict=False)
+    plain = measure(table, released, roles, encoding=encoding)
+    sets = [s.known for s in plain.scenarios]
+    with ThreadPoolExecutor(max_workers=1) as executor:  # the original's work, all done
+        ahead = MeasuresAhead(encoding, sets, executor)
+        ahead.linkage.result(), ahead.moments.result()
+    gate, where = threading.Event(), []
+    real_counts, real_il1 = measure_code.inside_counts, measure_code._il1_ahead
+
+    def counts_after_il1(*args):
+        gate.wait(30)
+        return real_counts(*args)
+
+    def il1_noting_where(*args):
+        where.append(threading.current_thread())
+        gate.set()
+        return real_il1(*args)
+
+    monkeypatch.setattr(measure_code.os, "cpu_count", lambda: 2)  # one helper thread
+    monkeypatch.setattr(measure_code, "inside_counts", counts_after_il1)
+    monkeypatch.setattr(measure_code, "_il1_ahead", il1_noting_where)
+    began = time.perf_counter()
+    made = measure(table, released, roles, encoding=encoding, ahead=ahead)
+    assert time.perf_counter() - began < 10
+    assert where == [threading.current_thread()]
+    _same_measures(plain, made)

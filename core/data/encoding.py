@@ -54,6 +54,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -142,7 +143,14 @@ class Encoding:
         return tuple(a.name for j, a in enumerate(self.attributes) if same[j])
 
     def total_sum_of_squares(self) -> float:
-        """SST: Σ z² of the numeric attributes plus n per varying categorical one."""
+        """SST: Σ z² of the numeric attributes plus n per varying categorical one.
+
+        Computed once per encoding (the measures and the verifier both ask; an encoding's
+        arrays are not changed once it is made)."""
+        return self._total_sum_of_squares
+
+    @cached_property
+    def _total_sum_of_squares(self) -> float:
         numeric = self.columns_of([a.name for a in self.attributes if not a.categorical])
         varying = sum(a.categorical and a.name not in self.constant for a in self.attributes)
         Z = self.X[:, numeric]  # a copy in Fortran order: its sum is the published one

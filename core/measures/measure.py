@@ -355,6 +355,8 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
                              classes=found, originals=originals,
                              state=state.sub(number / len(scenario_sets),
                                              (number + 1) / len(scenario_sets)))
+        if not inside_done.done():  # IL1 here while the counts end, if no helper has it
+            il1_done.result(state)
         # = interval_disclosure(raw[:, ordered], raw_masked[:, ordered]), per attribute once
         disclosed = (float(100.0 * (sum(inside_done.result(state)[j] for j in ordered)
                                     / (n * len(ordered))))
