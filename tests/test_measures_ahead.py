@@ -21,7 +21,7 @@ from hypothesis import given, settings, strategies as st
 import core.measures.ahead as ahead_code
 import core.measures.disclosure as disclosure
 from core import Cancelled, TaskState, anonymize
-from core.data.encoding import encode
+from core.data.encoding import Encoding, encode
 from core.data.roles import RoleSpec
 from core.measures.disclosure import inside_count, inside_counts
 from core.measures.measure import MeasuresAhead, measure
@@ -288,3 +288,58 @@ def test_il1_is_made_on_the_measuring_thread_while_the_helper_counts(monkeypatch
     assert time.perf_counter() - began < 10
     assert where == [threading.current_thread()]
     _same_measures(plain, made)
+
+
+def test_a_cancel_while_the_verifier_finds_the_classes_stops_it_before_its_next_pass(
+        monkeypatch):
+    """The k-anonymity verifier takes Cancel between its passes over the records: a
+    Cancel pressed while it finds the classes stops it before it measures the release's
+    values."""
+    kanonymity_code = sys.modules["core.verify.kanonymity"]
+    table, roles = _tables(500)
+    state, later = TaskState(), []
+    plan = prepare_run(table, roles, "mdav", k=3)
+    real_classes, real_values = kanonymity_code.frame_classes, Encoding.values_of
+
+    def classes_then_cancel(*args, **kwargs):
+        found = real_classes(*args, **kwargs)
+        state.cancel()
+        return found
+
+    def values_noting_a_cancel(self, *args, **kwargs):
+        later.append(state.cancelled)
+        return real_values(self, *args, **kwargs)
+
+    monkeypatch.setattr(kanonymity_code, "frame_classes", classes_then_cancel)
+    monkeypatch.setattr(Encoding, "values_of", values_noting_a_cancel)
+    with pytest.raises(Cancelled):
+        run(plan, state)
+    assert later and not any(later)  # the measures' pass, before the Cancel; none after
+
+
+@pytest.mark.parametrize("method, t, module, per_attribute", [
+    ("tc-merge", 0.3, "core.verify.tcloseness", "class_emds"),
+    ("tc-bucket", 1.5, "core.verify.multiplicative", "class_distances")])
+def test_a_cancel_while_a_closeness_verifier_finds_the_classes_stops_it_there(
+        monkeypatch, method, t, module, per_attribute):
+    code = sys.modules[module]
+    table, _ = _tables(600)
+    roles = RoleSpec(quasi_identifiers=("age", "hours"), confidential=("wage",))
+    state, later = TaskState(), []
+    plan = prepare_run(table, roles, method, k=3, t=t)
+    real_classes, real_step = code.frame_classes, getattr(code, per_attribute)
+
+    def classes_then_cancel(*args, **kwargs):
+        found = real_classes(*args, **kwargs)
+        state.cancel()
+        return found
+
+    def step_noting(*args, **kwargs):
+        later.append(1)
+        return real_step(*args, **kwargs)
+
+    monkeypatch.setattr(code, "frame_classes", classes_then_cancel)
+    monkeypatch.setattr(code, per_attribute, step_noting)
+    with pytest.raises(Cancelled):
+        run(plan, state)
+    assert later == []

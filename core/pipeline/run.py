@@ -142,7 +142,7 @@ def _run(plan: RunPlan, state: TaskState, started: float, ahead: MeasuresAhead,
         table, released, roles, k=2 if spec.masks_values else plan.k,
         t=plan.parameters.get("t"),
         blocks=None if spec.scope == "per-attribute" else plan.blocks,
-        encoding=plan.encoding)
+        encoding=plan.encoding, checkpoint=state.check)
     if not check.passed:
         raise GuaranteeNotMet(f"{spec.label} did not produce {check.failure} "
                               "Nothing was released.")

@@ -132,7 +132,7 @@ class Guarantee(str):
 
     def check(self, original: pd.DataFrame, released: pd.DataFrame, roles: RoleSpec, *,
               k: int | None, t: float | None = None, blocks=None,
-              encoding=None) -> GuaranteeCheck:
+              encoding=None, checkpoint=None) -> GuaranteeCheck:
         """Verify ``released`` against ``original`` for this guarantee.
 
         Parameters
@@ -150,9 +150,13 @@ class Guarantee(str):
         encoding : Encoding, optional
             ``original``'s quasi-identifiers measured, when the caller has it (the
             verifier makes it otherwise; it depends on the original table only).
+        checkpoint : callable, optional
+            Called between the verifiers' passes over the records; whatever it raises
+            (a Cancel) stops the check.
         """
         verification = verify_k_anonymity(original, released, roles, k or 1,
-                                          blocks=blocks, encoding=encoding)
+                                          blocks=blocks, encoding=encoding,
+                                          checkpoint=checkpoint)
         if not self.record_level:
             return GuaranteeCheck(self, verification)
         failure = ""
@@ -163,9 +167,10 @@ class Guarantee(str):
         qi, confidential = list(roles.quasi_identifiers), list(roles.confidential)
         if self.t_kind == "emd":
             closeness = verify_t_closeness(released, qi, confidential, t,
-                                           original=original)
+                                           original=original, checkpoint=checkpoint)
         elif self.t_kind == "multiplicative":
-            closeness = verify_multiplicative(released, qi, confidential, t)
+            closeness = verify_multiplicative(released, qi, confidential, t,
+                                              checkpoint=checkpoint)
         if closeness is not None and not closeness.passed and not failure:
             failure = f"not a verified t-close table: {closeness.describe()}"
         return GuaranteeCheck(self, verification, closeness, passed=not failure,

@@ -8,6 +8,7 @@ method claims, the guarantee is checked on what would be released.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,8 +65,8 @@ def class_sizes(masked: pd.DataFrame, columns) -> np.ndarray:
 
 
 def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec,
-                       k: int, *, blocks=None,
-                       encoding: Encoding | None = None) -> Verification:
+                       k: int, *, blocks=None, encoding: Encoding | None = None,
+                       checkpoint: Callable[[], None] | None = None) -> Verification:
     """Check that ``masked`` is k-anonymous on the quasi-identifiers of ``roles``.
 
     Classes are the distinct masked quasi-identifier tuples together with the stratum
@@ -81,8 +82,10 @@ def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: Role
 
     ``encoding`` is ``original``'s quasi-identifiers measured
     (:func:`core.data.encoding.encode` of ``original`` and ``roles``, ``strict=False``),
-    when the caller already has it; it is made here otherwise.
+    when the caller already has it; it is made here otherwise. ``checkpoint`` is called
+    between the passes over the records; whatever it raises (a Cancel) stops the check.
     """
+    checkpoint = checkpoint or (lambda: None)
     qi = list(roles.quasi_identifiers)
     blocks = tuple(tuple(b) for b in blocks) if blocks else (tuple(qi),)
     if len(masked) != len(original):
@@ -103,6 +106,7 @@ def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: Role
         if not original[column].reset_index(drop=True).equals(
                 masked[column].reset_index(drop=True)):
             notes.append(f"Column '{column}' differs from the original.")
+        checkpoint()
 
     strata = list(roles.strata)
     smallest_by_block = []
@@ -111,6 +115,7 @@ def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: Role
         columns = tuple(block) + tuple(strata)
         if columns not in found:
             found[columns] = class_sizes(masked, columns)
+            checkpoint()
         sizes = found[columns]
         smallest = int(sizes.min())
         smallest_by_block.append(smallest)
@@ -120,15 +125,18 @@ def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: Role
                             f"fewer than k = {k} records; the smallest has {smallest}.")
     columns = tuple(qi) + tuple(strata)
     whole = found[columns] if columns in found else class_sizes(masked, columns)
+    checkpoint()
 
     if encoding is None:
         encoding = encode(original, roles, strict=False)
     released, unknown = encoding.values_of(masked)
+    checkpoint()
     for column, count in unknown.items():
         notes.insert(0, f"Column '{column}' releases {count} value(s) that are not "
                         "categories of the original.")
     within = float(encoding.squared_distances(released).sum())
     total = encoding.total_sum_of_squares()
+    checkpoint()
 
     smallest = min(smallest_by_block)
     return Verification(

@@ -6,7 +6,7 @@ tuples); the distance and the buckets are those of :mod:`core.privacy.multiplica
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -90,6 +90,7 @@ class MultiplicativeVerification:
 def verify_multiplicative(masked: pd.DataFrame, quasi_identifiers: Sequence[str],
                           confidential: Sequence[str], t: float, *,
                           buckets: Buckets | Mapping[str, Buckets] | None = None,
+                          checkpoint: Callable[[], None] | None = None,
                           ) -> MultiplicativeVerification:
     """Check t-closeness under the multiplicative distance on a masked table alone.
 
@@ -109,6 +110,9 @@ def verify_multiplicative(masked: pd.DataFrame, quasi_identifiers: Sequence[str]
         The bucketization of a column (:attr:`BucketPartition.buckets`); a bare
         :class:`Buckets` applies to the column it names. Columns without one are
         compared value by value (already bucket labels, or the raw Definition 4).
+    checkpoint : callable, optional
+        Called after the classes are found and after each column; whatever it raises
+        (a Cancel) stops the check.
 
     Returns
     -------
@@ -140,10 +144,12 @@ def verify_multiplicative(masked: pd.DataFrame, quasi_identifiers: Sequence[str]
         if column not in confidential:
             raise MicroaggError(f"Buckets are given for '{column}', which is not a "
                                 "confidential column.")
+    checkpoint = checkpoint or (lambda: None)
     found = frame_classes(masked, qi)  # groupby(qi, dropna=False, sort=False) classes
     classes, sizes, first_row = found.inverse, found.counts, found.first
     n_buckets, largest, worst, worst_size, over = [], [], [], [], []
     for column in confidential:
+        checkpoint()
         values = masked[column].reset_index(drop=True)
         if values.isna().any():
             raise MicroaggError(f"Confidential column '{column}' has missing values.")

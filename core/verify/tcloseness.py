@@ -6,7 +6,7 @@ quasi-identifier tuples; distances are those of :mod:`core.privacy.emd`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,7 +87,9 @@ class TClosenessVerification:
 def verify_t_closeness(masked: pd.DataFrame, quasi_identifiers: Sequence[str],
                        confidential: Sequence[str], t: float, *,
                        kinds: Mapping[str, str] | Sequence[str] | str | None = None,
-                       original: pd.DataFrame | None = None) -> TClosenessVerification:
+                       original: pd.DataFrame | None = None,
+                       checkpoint: Callable[[], None] | None = None
+                       ) -> TClosenessVerification:
     """Check t-closeness on a masked table alone.
 
     Equivalence classes are the distinct masked quasi-identifier tuples (exact equality,
@@ -108,6 +110,9 @@ def verify_t_closeness(masked: pd.DataFrame, quasi_identifiers: Sequence[str],
     kinds : "numerical"/"nominal" per column (mapping or sequence), optional
         Default: numerical for numeric columns (ordered distance over the distinct values),
         nominal otherwise (equal distance).
+    checkpoint : callable, optional
+        Called after the classes are found and after each attribute; whatever it raises
+        (a Cancel) stops the check.
 
     Returns
     -------
@@ -127,17 +132,20 @@ def verify_t_closeness(masked: pd.DataFrame, quasi_identifiers: Sequence[str],
             raise MicroaggError(f"Column '{column}' is not in the masked table.")
     if not qi:
         raise MicroaggError("t-closeness is checked on quasi-identifiers; none was given.")
+    checkpoint = checkpoint or (lambda: None)
     attributes = tclose_attributes(masked[confidential], kinds)
     found = frame_classes(masked, qi)  # groupby(qi, dropna=False, sort=False) classes
     classes, sizes, first_row = found.inverse, found.counts, found.first
     max_emd, worst, worst_size, over = [], [], [], []
     for attribute in attributes:
+        checkpoint()
         emds = class_emds(attribute, classes)
         index = int(np.argmax(emds))
         max_emd.append(float(emds[index]))
         worst.append({c: masked[c].iat[first_row[index]] for c in qi})
         worst_size.append(int(sizes[index]))
         over.append(int((emds > float(t) + EMD_TOLERANCE).sum()))
+    checkpoint()
     changed = () if original is None else tuple(changed_columns(original, masked,
                                                                 confidential))
     return TClosenessVerification(
