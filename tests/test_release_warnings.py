@@ -199,7 +199,7 @@ def test_a_coding_with_half_as_many_values_as_records_counts():
 def test_run_finds_the_relations_once_on_the_records_it_masks(monkeypatch):
     """run() looks for codings once (on its helper, while the method runs), on the
     records it masks: those set aside for missing values are not among them."""
-    run_module = importlib.import_module("core.pipeline.run")  # not the function `run`
+    run_module = importlib.import_module("core.pipeline.original_work")
     seen = []
 
     def recording(table, roles):

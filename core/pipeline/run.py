@@ -32,14 +32,14 @@ import pandas as pd
 
 from core.data.aggregate import aggregate
 from core.privacy.noise import add_laplace_noise
-from core.measures.ahead import Work
-from core.measures.measure import MeasuresAhead, measure
+from core.measures.ahead import MeasuresAhead, Work
+from core.measures.measure import measure
 from core.measures.partition import partition_metrics
 from core.pipeline.missing import flag_column_name, put_back
 from core.pipeline.partition import dense_ranks, partition_blocks, recode_merged_strata
 from core.pipeline.plan import RunPlan, prepare_run
-from core.pipeline.warnings import (column_relations, release_warnings,
-                                   unmasked_missing_warning)
+from core.pipeline.original_work import OriginalWork
+from core.pipeline.warnings import release_warnings, unmasked_missing_warning
 from core.progress import TaskState
 from core.methods.registry import MethodInput
 from core.pipeline.result import AnonymizationResult, GuaranteeNotMet
@@ -49,8 +49,14 @@ from core.verify.rows import distinct_rows
 __all__ = ["run", "anonymize"]
 
 
-def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
+def run(plan: RunPlan, state: TaskState | None = None, *,
+        shared: OriginalWork | None = None) -> AnonymizationResult:
     """Run a prepared plan (module notes); return the verified result.
+
+    ``shared`` is the work on the original alone made for an earlier plan of the same
+    records (:class:`~core.pipeline.original_work.OriginalWork`, as a sweep shares it);
+    it is taken when it serves this plan, and made anew otherwise. The figures are the
+    same either way.
 
     Raises
     ------
@@ -62,16 +68,18 @@ def run(plan: RunPlan, state: TaskState | None = None) -> AnonymizationResult:
     started = time.perf_counter()
     state = state or TaskState()
     state.step(0.0, f"{plan.method.label}: preparing")
-    # One helper thread for the measures' work on the original alone, beside the method.
-    # A cancelled or failed run does not wait for it. (The verifier runs after the
+    # One helper thread for the work on the original alone, beside the method. A
+    # cancelled or failed run does not wait for it. (The verifier runs after the
     # measures, not beside them: together they would hold about 180 MB more at
     # 1,000,000 × 10 to save a quarter of a second.)
     helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="run")
     try:
-        ahead = MeasuresAhead(plan.encoding, plan.scenarios, helper)
-        # After the measures' work in the queue: the warnings need it last.
-        relations = Work(helper, column_relations, plan.table, plan.roles)
-        result = _run(plan, state, started, ahead, relations)
+        adopted = shared.adopt(plan) if shared is not None else None
+        if adopted is not None:
+            plan, work = adopted, shared
+        else:
+            work = OriginalWork(plan, helper)
+        result = _run(plan, state, started, work.ahead, work.relations)
     except BaseException:
         helper.shutdown(wait=False, cancel_futures=True)
         raise

@@ -10,13 +10,17 @@ can be read against the parameter.
 
 A value whose run fails with a :class:`~core.errors.MicroaggError` (k larger than a
 stratum, a guarantee not met) gives a point carrying the error message; the other values
-still run. Cancelling stops the sweep between runs and inside a run.
+still run. Cancelling stops the sweep between runs and inside a run. The work on the
+original alone (the record-linkage search tree, IL1's moments, the codings the warnings
+look for) is made once for the sweep and shared by its runs
+(:mod:`core.pipeline.original_work`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +29,7 @@ import pandas as pd
 from core.errors import MicroaggError
 from core.methods.contract import Interval, Parameter
 from core.methods.registry import get_method
+from core.pipeline.original_work import OriginalWork
 from core.pipeline.plan import prepare_run
 from core.pipeline.result import AnonymizationResult
 from core.pipeline.run import run
@@ -238,15 +243,27 @@ def sweep(table: pd.DataFrame, request: Mapping[str, Any], parameter: str,
     state = state or TaskState()
     n = len(values)
     points = []
-    for i, value in enumerate(values):
-        prefix = f"{parameter} = {value:g} ({i + 1} of {n})"
-        state.step(i / n, prefix)
-        try:
-            plan = prepare_run(table, roles, method, **{**options, parameter: value})
-            result = run(plan, _ValueState(state, i / n, (i + 1) / n, prefix))
-        except MicroaggError as error:
-            points.append(SweepPoint(value, error=str(error)))
-        else:
-            points.append(SweepPoint(value, StoredResult(result)))
+    # The work on the original alone is made once, for the first value that prepares,
+    # and shared by the runs of the others (core.pipeline.original_work).
+    helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep")
+    shared = None
+    try:
+        for i, value in enumerate(values):
+            prefix = f"{parameter} = {value:g} ({i + 1} of {n})"
+            state.step(i / n, prefix)
+            try:
+                plan = prepare_run(table, roles, method, **{**options, parameter: value})
+                if shared is None:
+                    shared = OriginalWork(plan, helper)
+                result = run(plan, _ValueState(state, i / n, (i + 1) / n, prefix),
+                             shared=shared)
+            except MicroaggError as error:
+                points.append(SweepPoint(value, error=str(error)))
+            else:
+                points.append(SweepPoint(value, StoredResult(result)))
+    except BaseException:
+        helper.shutdown(wait=False, cancel_futures=True)
+        raise
+    helper.shutdown(wait=True, cancel_futures=True)
     state.step(1.0, f"Sweep of {parameter}: {sum(p.ok for p in points)} of {n} values ran")
     return points
