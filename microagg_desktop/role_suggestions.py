@@ -157,8 +157,7 @@ class RoleSuggester:
         n = len(series)
         if n < MIN_RECORDS_FOR_DATA or series.isna().any():
             return None
-        if pd.api.types.is_float_dtype(series) and \
-                not np.all(np.mod(series.to_numpy(dtype=float), 1) == 0):
+        if pd.api.types.is_float_dtype(series) and not _whole_numbers(series):
             return None  # measured decimals are all different by nature
         if pd.api.types.is_bool_dtype(series):
             return None
@@ -231,3 +230,13 @@ def suggest_roles(table: pd.DataFrame, roles: Mapping[str, Role | str] | None = 
     See :class:`RoleSuggester`, which keeps its work between calls.
     """
     return RoleSuggester(table).suggestions(roles)
+
+
+def _whole_numbers(series: pd.Series) -> bool:
+    """Whether every value of a float column is a whole number; a first stretch with a
+    fraction settles it without reading the rest (a measured column of 1,000,000)."""
+    values = series.to_numpy(dtype=float)
+    for part in (values[:1024], values[1024:]):
+        if not np.all(np.mod(part, 1) == 0):
+            return False
+    return True

@@ -118,6 +118,16 @@ def test_all_distinct_columns_are_identifiers_unless_decimals_or_tiny():
     assert suggest_roles(table.head(3)) == {}
 
 
+def test_one_fraction_anywhere_makes_a_float_column_measured():
+    """Whole numbers for a first stretch then one fraction: a measurement, not a key."""
+    whole = np.arange(3000, dtype=float)
+    late, early = whole.copy(), whole.copy()
+    late[2500] += 0.5
+    early[3] += 0.5
+    found = suggest_roles(pd.DataFrame({"whole": whole, "late": late, "early": early}))
+    assert found["whole"].role is ID and "late" not in found and "early" not in found
+
+
 @pytest.mark.parametrize("name, role", [
     ("PersonID", ID), ("e-mail", ID), ("email", ID), ("ZipCode", QI), ("postcode", QI),
     ("date_of_birth", QI), ("Gender", QI), ("annual_income", CONF),
