@@ -43,9 +43,10 @@ RELEASES: dict[str, tuple[float, float]] = {
     # name: (b, c) of the shared steps' n · log2 n · (SHARED + b·d + c·d²), from the time
     # after the method (benchmarks/bench_estimate.py, 1,000,000 records): PCP 0.98 s at
     # d = 3 and 2.0 s at d = 10, optimal univariate 0.74 s (d = 1), individual ranking
-    # 3.0 s (d = 5) and 5.2 s (d = 10), Mic1D-k 3.4 s (d = 10)
+    # 3.0 s (d = 5) and 5.2 s (d = 10), Mic1D-k 2.6–2.7 s (d = 10; its classes are
+    # found once)
     "pcp": (7.0e-9, 0.0), "zscores": (7.0e-9, 0.0), "optimal-univariate": (7.0e-9, 0.0),
-    "individual-ranking": (2.2e-8, 0.0), "mic1d": (1.3e-8, 0.0),
+    "individual-ranking": (2.2e-8, 0.0), "mic1d": (1.0e-8, 0.0),
 }
 """The shared steps' terms per attribute for releases cut along an order; every other
 method releases groups packed in space (:data:`SPATIAL_RELEASE`)."""

@@ -343,3 +343,51 @@ def test_a_cancel_while_a_closeness_verifier_finds_the_classes_stops_it_there(
     with pytest.raises(Cancelled):
         run(plan, state)
     assert later == []
+
+
+def test_a_value_masking_run_hands_its_classes_to_the_measures(monkeypatch):
+    """The classes Mic1D-k's run found of the masked values are the release's classes
+    when the released values are those bit for bit: the measures do not find them again,
+    and their figures are those of measuring the release afresh."""
+    measure_code = sys.modules["core.measures.measure"]
+    table, _ = _tables(800)
+    roles = RoleSpec(quasi_identifiers=("age", "wage", "hours"))
+    sorted_calls = []
+    real = measure_code.distinct_rows
+
+    def counted(keys, order="sorted"):
+        if order == "sorted":
+            sorted_calls.append(len(keys))
+        return real(keys, order=order)
+
+    monkeypatch.setattr(measure_code, "distinct_rows", counted)
+    result = anonymize(table, roles, "mic1d", k=3)
+    assert sorted_calls == []
+    again = measure(table, result.masked, roles)
+    assert sorted_calls == [800]
+    _same_measures(result.measures, again)
+    assert np.array_equal(result.measures.class_sizes, again.class_sizes)
+
+
+def test_classes_of_another_matrix_are_not_taken():
+    """A matrix that differs from the release in one bit (0.0 against −0.0) or one
+    value: its classes are ignored and the release's own are found."""
+    from core.verify.rows import distinct_rows
+    table, _ = _tables(300)
+    roles = RoleSpec(quasi_identifiers=("age", "wage", "hours"))
+    released = anonymize(table, roles, "individual-ranking", k=3).masked
+    plain = measure(table, released, roles)
+    values = released[list(roles.quasi_identifiers)].to_numpy(dtype=float)
+    zero = values.copy()
+    zero[0, 0] = 0.0
+    signed = zero.copy()
+    signed[0, 0] = -0.0
+    other = values.copy()
+    other[:, 1] = other[0, 1]  # fewer classes
+    for matrix in (signed, other):
+        wrong = distinct_rows(other)
+        made = measure(table, released.assign(age=zero[:, 0]) if matrix is signed
+                       else released, roles, classes_of=(matrix, wrong))
+        expect = plain if matrix is other else measure(table, released.assign(age=zero[:, 0]),
+                                                       roles)
+        _same_measures(expect, made)

@@ -94,12 +94,14 @@ def _run(plan: RunPlan, state: TaskState, started: float, ahead: MeasuresAhead,
     spec, table, roles = plan.method, plan.table, plan.roles
 
     # 1. partition
-    values = None
+    values, classes_of = None, None
     if spec.masks_values:
         values = np.asarray(spec.function(MethodInput(plan.encoding.X, table, roles),
                                           state=state.sub(0.0, 0.8), **plan.parameters))
-        classes = distinct_rows(values).inverse  # numbered as numpy.unique(axis=0)
-        block_labels, details = classes.reshape(-1, 1), {}
+        found = distinct_rows(values)  # numbered as numpy.unique(axis=0)
+        # The measures take these classes if the released values are these bit for bit.
+        classes_of = (values, found)
+        block_labels, details = found.inverse.reshape(-1, 1), {}
     else:
         block_labels, details = partition_blocks(spec, plan.encoding, table, roles,
                                                  plan.blocks, plan.strata, plan.parameters,
@@ -141,7 +143,7 @@ def _run(plan: RunPlan, state: TaskState, started: float, ahead: MeasuresAhead,
     state.step(0.85, "measuring disclosure risk and utility")
     measures = measure(table, released, roles, known=list(plan.scenarios),
                        seed=plan.seed, encoding=plan.encoding, state=state.sub(0.85, 0.95),
-                       ahead=ahead)
+                       ahead=ahead, classes_of=classes_of)
     # Mic1D-k's k counts values: the record-level check is against the smallest
     # meaningful class size, 2. A per-attribute method promises nothing per attribute
     # that matters to an intruder who knows several: verify the whole table.
