@@ -337,9 +337,6 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
     else:
         found = distinct_rows(keys, order="sorted")  # numbered as numpy.unique(axis=0)
     state.check()
-    # Records of one class release equal values, so their embedded rows are equal too:
-    # each scenario's distinct rows are found among the classes' first rows.
-    representatives = keys[found.first]
     # ID counts per attribute, shared by the scenarios, started at once on the helpers.
     strata_columns = list(range(len(qi), keys.shape[1]))
     inside_done = Work(helpers, inside_counts, raw, raw_masked[found.first],
@@ -376,8 +373,10 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
             disclosed = (disclosed * len(ordered) + same * len(unordered)) / len(columns)
         figures.append(ScenarioFigures(
             known=tuple(subset),
+            # Records of one class release equal values: a scenario's distinct rows are
+            # found among the classes' first rows (only its columns gathered).
             k_prime=(n / found.n_classes if columns == list(range(len(qi))) else
-                     n / distinct_rows(representatives[:, columns + strata_columns],
+                     n / distinct_rows(keys[np.ix_(found.first, columns + strata_columns)],
                                        order="any").n_classes),
             dld=dld, id=disclosed,
         ))
