@@ -108,13 +108,15 @@ _ROWS_PER_CALL = 1 << 21  # a radix pass over this many rows takes some 10 to 50
 
 def _radix_keys_kernel(bits, keys, counts, digit_bits, start, stop):
     # Unsigned keys in the order of the floats: negative floats have their bits flipped,
-    # others their sign bit set. ``bits`` are those of ``values + 0.0`` (no −0.0).
+    # others their sign bit set; −0.0 (the sign bit alone) is first read as 0.0.
     # counts[p, b] counts the keys whose digit p (digit_bits bits from bit p·digit_bits) is b.
     digits, buckets = counts.shape
     sign = np.uint64(1) << np.uint64(63)
     mask = np.uint64(buckets - 1)
     for i in range(start, stop):
         b = bits[i]
+        if b == sign:
+            b = np.uint64(0)
         key = ~b if b & sign else b | sign
         keys[i] = key
         for p in range(digits):
@@ -163,7 +165,7 @@ def stable_argsort(values: np.ndarray, *, state: TaskState | None = None) -> np.
         return np.argsort(values, kind="stable")
     state = state or TaskState()
     n = values.size
-    bits = (values + 0.0).view(np.uint64)
+    bits = values.view(np.uint64)  # −0.0 is read as 0.0 by the keys kernel
     keys = np.empty(n, dtype=np.uint64)
     counts = np.zeros((_DIGITS, 1 << _DIGIT_BITS), dtype=np.int64)
     for start in range(0, n, _ROWS_PER_CALL):
