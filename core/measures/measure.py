@@ -83,6 +83,7 @@ import pandas as pd
 
 from core.errors import MicroaggError
 
+from core.data.bits import same_bits
 from core.data.encoding import Encoding, encode
 from core.data.roles import RoleSpec
 from core.measures.ahead import (MeasuresAhead, Work, known_columns, nominal_mask,
@@ -332,7 +333,7 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
     state = state or TaskState()
     n = len(original)
     keys = np.column_stack([raw_masked, strata]) if strata.shape[1] else raw_masked
-    if classes_of is not None and _same_bits(keys, classes_of[0]):
+    if classes_of is not None and same_bits(keys, classes_of[0]):
         found = classes_of[1]  # what distinct_rows(keys, order="sorted") gives
     else:
         found = distinct_rows(keys, order="sorted")  # numbered as numpy.unique(axis=0)
@@ -403,13 +404,6 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
         class_emd=class_emd,
         max_emd={name: float(v.max()) for name, v in class_emd.items()},
     )
-
-
-def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    """Float matrices of one shape with the same bytes (0.0 and −0.0 apart)."""
-    return (a.dtype == b.dtype == np.float64 and a.shape == b.shape
-            and np.array_equal(np.ascontiguousarray(a).reshape(-1).view(np.uint64),
-                               np.ascontiguousarray(b).reshape(-1).view(np.uint64)))
 
 
 def _il1_ahead(raw, raw_masked, nominal, moments):

@@ -22,6 +22,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from core.data.bits import same_bits
 from core.data.encoding import Encoding
 from core.measures.ahead import MeasuresAhead, Work
 from core.pipeline.plan import RunPlan
@@ -70,12 +71,12 @@ def same_encoding(a: Encoding, b: Encoding) -> bool:
     if a is b:
         return True
     if len(a.attributes) != len(b.attributes) or not all(
-            _same_array(x, y) for x, y in ((a.X, b.X), (a.values, b.values))):
+            same_bits(x, y) for x, y in ((a.X, b.X), (a.values, b.values))):
         return False
     for x, y in zip(a.attributes, b.attributes):
         if ((x.name, x.level, x.columns) != (y.name, y.level, y.columns)
-                or not _same_number(x.mean, y.mean) or not _same_number(x.std, y.std)
-                or not _same_number(x.scale, y.scale)):
+                or not all(same_bits(np.float64(p), np.float64(q)) for p, q in
+                           ((x.mean, y.mean), (x.std, y.std), (x.scale, y.scale)))):
             return False
         if (x.categories is None) != (y.categories is None):
             return False
@@ -86,12 +87,3 @@ def same_encoding(a: Encoding, b: Encoding) -> bool:
             return False
     return True
 
-
-def _same_array(u: np.ndarray, v: np.ndarray) -> bool:
-    return (u.dtype == v.dtype and u.shape == v.shape
-            and np.array_equal(np.ascontiguousarray(u).reshape(-1).view(np.uint8),
-                               np.ascontiguousarray(v).reshape(-1).view(np.uint8)))
-
-
-def _same_number(p: float, q: float) -> bool:
-    return np.array([p], dtype=np.float64).tobytes() == np.array([q], dtype=np.float64).tobytes()

@@ -25,6 +25,7 @@ from dataclasses import fields, replace
 import numpy as np
 import pandas as pd
 
+from core.data.bits import same_bits
 from core.pipeline.result import AnonymizationResult
 
 __all__ = ["StoredResult", "same_frame", "same_result"]
@@ -206,7 +207,7 @@ def _same_values(u: np.ndarray, v: np.ndarray) -> bool:
     if u.dtype != v.dtype or u.shape != v.shape:
         return False
     if u.dtype.kind != "O":  # numbers, booleans, dates: their bytes
-        return np.ascontiguousarray(u).tobytes() == np.ascontiguousarray(v).tobytes()
+        return same_bits(u, v)
     if (pd.api.types.infer_dtype(u, skipna=False) == "string"
             and pd.api.types.infer_dtype(v, skipna=False) == "string"):
         return bool(np.array_equal(u, v))  # text only: == is exact
@@ -215,7 +216,7 @@ def _same_values(u: np.ndarray, v: np.ndarray) -> bool:
 
 def _same_scalar(p, q) -> bool:
     if isinstance(p, (float, np.floating)):
-        return np.array([p]).tobytes() == np.array([q]).tobytes()
+        return same_bits(p, q)
     try:
         return bool(p == q)
     except (TypeError, ValueError):
@@ -248,13 +249,7 @@ def same_result(a: AnonymizationResult, b: AnonymizationResult) -> bool:
 
 
 def _same_array(u, v) -> bool:
-    """Both None, or ndarrays of one type, dtype and shape with the same bytes."""
+    """Both None, or ndarrays (not a subclass) with the same dtype, shape and bytes."""
     if u is None or v is None:
         return u is v
-    return (type(u) is type(v) is np.ndarray and u.dtype == v.dtype and u.shape == v.shape
-            and np.array_equal(_bytes(u), _bytes(v)))
-
-
-def _bytes(values: np.ndarray) -> np.ndarray:
-    """The bytes of ``values`` as a uint8 array (no copy when contiguous)."""
-    return np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+    return type(u) is type(v) is np.ndarray and same_bits(u, v)
