@@ -15,6 +15,18 @@ constants were measured on a two-core machine with ``benchmarks/bench_estimate.p
 ``benchmarks/bench_scale.py`` (random normal data); the estimate is meant to tell
 seconds from minutes from hours, not to be exact, so it is shown as a range.
 
+Nominal quasi-identifiers
+    A nominal attribute of m categories is m indicator columns of the embedding
+    (:mod:`core.data.encoding`), and the methods search and measure in that space, so it
+    does not count as one attribute: :class:`QuasiIdentifiers` describes the
+    attributes, :func:`dimensions` turns them into the ``d`` of the models. Measured
+    (``benchmarks/bench_estimate.py --nominal``, MDAV, 100,000 and 300,000 records):
+    an indicator column weighs less than a numeric one (a row's categories are one
+    column each), more so the fewer nominal attributes there are (a search through one
+    attribute's categories prunes well, through several of them combined it does not),
+    and identical rows, which the spatial index stores once, make the search cheaper
+    as the square root of the share of distinct rows.
+
 Examples
 --------
 >>> estimate_seconds("mdav", 1_000, 5, k=3) < estimate_seconds("mdav", 100_000, 5, k=3)
@@ -26,11 +38,13 @@ True
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from core.compiled import COMPILED
 
-__all__ = ["FAMILIES", "SHARED", "family_of", "shared_seconds", "estimate_seconds",
-           "format_range", "estimate_text", "SHOW_ABOVE"]
+__all__ = ["FAMILIES", "SHARED", "QuasiIdentifiers", "dimensions", "family_of",
+           "shared_seconds", "estimate_seconds", "format_range", "estimate_text",
+           "SHOW_ABOVE"]
 
 SHOW_ABOVE = 2.0
 """Estimates below this many seconds are not worth showing."""
@@ -110,6 +124,60 @@ REFERENCE_REFINE: dict[str, tuple[float, float]] = {"tfrp2": (1.25e-8, 2.1e-7),
 MDAV); for groups cut along one order scaled by the compiled ratio, not measured."""
 
 
+class QuasiIdentifiers(NamedTuple):
+    """What the estimate needs to know of the quasi-identifiers.
+
+    ``numeric``: the numeric and ordinal ones (one column each); ``nominal``: the
+    categories of each nominal one; ``distinct``: at most this many distinct rows
+    (the product of the attributes' distinct values, when it is below the records), or
+    None when nothing bounds them.
+    """
+
+    numeric: int
+    nominal: tuple[int, ...] = ()
+    distinct: int | None = None
+
+
+NOMINAL_WEIGHT, NOMINAL_GROWTH = 0.22, 1.3
+"""An indicator column weighs ``NOMINAL_WEIGHT · NOMINAL_GROWTH^(a − 1)`` numeric
+attributes in a method's cost, a the number of nominal attributes. Fitted on MDAV,
+k = 5 (``benchmarks/bench_estimate.py --nominal``): measured / model at 300,000 records
+0.81 (two numeric, one ordinal and nominal attributes of 2, 5, 20 and 30 categories),
+1.19 (four numeric, 300 categories), 1.31 (two numeric and five nominal of 2, 20, 30, 20
+and 50 categories), 0.69 (one numeric and 2, 5 and 20 categories, 19,479 distinct rows);
+at 100,000 within 0.6–1.4."""
+
+
+def dimensions(attributes: "int | QuasiIdentifiers") -> tuple[float, float]:
+    """The ``d`` of a method's cost model and of the shared steps' d² term.
+
+    A number is that many numeric attributes. The shared steps (record linkage above
+    all) search the same embedding, but grow with it more slowly than the method.
+
+    Examples
+    --------
+    >>> dimensions(10)
+    (10.0, 10.0)
+    >>> method, shared = dimensions(QuasiIdentifiers(4, (300,)))
+    >>> round(method), round(shared)
+    (70, 20)
+    """
+    if not isinstance(attributes, QuasiIdentifiers):
+        return float(attributes), float(attributes)
+    indicators = sum(attributes.nominal)
+    if not indicators:
+        return float(attributes.numeric), float(attributes.numeric)
+    weighted = NOMINAL_WEIGHT * NOMINAL_GROWTH ** (len(attributes.nominal) - 1) * indicators
+    return attributes.numeric + weighted, attributes.numeric + 2.0 * math.sqrt(weighted)
+
+
+def _distinct_share(attributes: "int | QuasiIdentifiers", n: int) -> float:
+    """The square root of the share of distinct rows (1 when nothing bounds them)."""
+    if not isinstance(attributes, QuasiIdentifiers) or not attributes.distinct:
+        return 1.0
+    return math.sqrt(min(1.0, attributes.distinct / n))
+
+
 def family_of(method: str, scope: str = "multivariate") -> tuple[str, float]:
     """The (cost model, constant) of ``method``; a method not listed is taken as quadratic
     (multivariate) or sorted (univariate, per-attribute)."""
@@ -142,31 +210,43 @@ def _cost(model: str, n: int, d: int, k: int, t: float | None = None) -> float:
     raise ValueError(f"unknown cost model {model!r}")
 
 
-def shared_seconds(method: str, n: int, d: int) -> float:
+def shared_seconds(method: str, n: int, d: "int | QuasiIdentifiers") -> float:
     """Rough seconds of the steps after ``method``'s partition (aggregation, measures,
-    verification) on ``n`` records and ``d`` quasi-identifiers.
+    verification) on ``n`` records and ``d`` quasi-identifiers (a number of numeric
+    ones, or :class:`QuasiIdentifiers`).
+
+    Against groups cut along one order the steps grow with the method's ``d``
+    (:func:`dimensions`); against groups packed in space their d² term (record linkage's
+    search) grows with the shared one.
 
     Examples
     --------
     >>> shared_seconds("pcp", 1_000_000, 10) < shared_seconds("mdav", 1_000_000, 10)
     True
     """
+    method_d, shared_d = dimensions(d)
     if not COMPILED:
-        return REFERENCE_SHARED * n * math.log2(n) * d
-    b, c = RELEASES.get(method, SPATIAL_RELEASE)
-    return (SHARED + b * d + c * d * d) * n * math.log2(n)
+        return REFERENCE_SHARED * n * math.log2(n) * method_d
+    if method in RELEASES:
+        b, _ = RELEASES[method]
+        return (SHARED + b * method_d) * n * math.log2(n)
+    b, c = SPATIAL_RELEASE
+    return (SHARED + b * shared_d + c * shared_d * shared_d) * n * math.log2(n)
 
 
-def estimate_seconds(method: str, n: int, d: int, *, scope: str = "multivariate",
-                     **params) -> float | None:
+def estimate_seconds(method: str, n: int, d: "int | QuasiIdentifiers", *,
+                     scope: str = "multivariate", **params) -> float | None:
     """Rough seconds for ``method`` on ``n`` records and ``d`` quasi-identifiers.
 
     Parameters
     ----------
     method : str
         Registry name.
-    n, d : int
-        Records and quasi-identifiers (a nominal one counts once).
+    n : int
+        Records.
+    d : int or QuasiIdentifiers
+        The quasi-identifiers: a number of numeric ones, or what they are (nominal ones
+        weigh by their categories, :func:`dimensions`).
     scope : str
         The method's scope, for a method without a calibrated constant.
     **params
@@ -177,8 +257,16 @@ def estimate_seconds(method: str, n: int, d: int, *, scope: str = "multivariate"
     -------
     float or None
         None when there is nothing to estimate (no records or no attribute).
+
+    Examples
+    --------
+    >>> census = QuasiIdentifiers(2, (2, 20, 30, 20, 50))
+    >>> estimate_seconds("mdav", 300_000, census, k=5) > 5 * estimate_seconds(
+    ...     "mdav", 300_000, 7, k=5)
+    True
     """
-    if n < 2 or d < 1:
+    method_d, _ = dimensions(d)
+    if n < 2 or method_d < 1:
         return None
     k = max(2, int(params.get("cluster_size") or params.get("k") or 3))
     if method == "mic1d":
@@ -188,8 +276,10 @@ def estimate_seconds(method: str, n: int, d: int, *, scope: str = "multivariate"
     spatial, ordered = (REFINE if COMPILED else REFERENCE_REFINE).get(
         str(params.get("refine")), (0.0, 0.0))
     refine = ordered if method in RELEASES else spatial
-    cost = _cost(model, n, d, k, params.get("t"))
-    return (constant * cost + refine * n * n * d / k + shared_seconds(method, n, d))
+    cost = _cost(model, n, method_d, k, params.get("t"))
+    if model == "indexed":  # identical rows are stored once
+        cost *= _distinct_share(d, n)
+    return (constant * cost + refine * n * n * method_d / k + shared_seconds(method, n, d))
 
 
 def format_range(seconds: float) -> str:

@@ -274,6 +274,8 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         self.role_editor.rolesChanged.connect(self.settings_changed)
         self.method_panel.changed.connect(self.settings_changed)
         self.data_page.changed.connect(self.settings_changed)
+        # the columns' categories, for the time estimate, come once they are summarised
+        self.data_page.summary.ready.connect(self.settings_changed)
         self.history_panel.run_selected.connect(self.show_run)
         self.history_panel.compare_requested.connect(self.compare_runs)
         self.history_panel.restore_requested.connect(self.restore_run)
@@ -397,7 +399,7 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
             self.compare_view.set_runs(self.history, [])  # forget the old table's runs
         self.shown_record, self.project_path, self.project_dirty = None, None, False
         self.results_panel.clear()
-        self.method_panel.set_context(len(table), self._current_roles())
+        self.method_panel.set_context(len(table), self._current_roles(), self._attributes())
         self.sweep_panel.refresh()
         self.progress.setValue(0)
         self._update_title()

@@ -23,6 +23,7 @@ from core import RoleSpec
 from core.methods.registry import get_method, methods
 from core.methods.registry import Interval, Options, Parameter
 from microagg_desktop.cluster_panel import ClusterBox
+from microagg_desktop.estimate import QuasiIdentifiers
 from microagg_desktop.state import MethodState
 from microagg_desktop.wizard_state import (group_methods, guarantee_text,
                                            parameter_tooltip, run_seconds,
@@ -143,6 +144,7 @@ class MethodPanel(QWidget):
         super().__init__(parent)
         self.state = MethodState()
         self.n_records = 0
+        self.attributes: QuasiIdentifiers | None = None
         self.roles_spec: RoleSpec | None = None
         self.method_box = QComboBox(self)
         self.method_box.setModel(grouped_method_model(self.method_box))
@@ -306,17 +308,23 @@ class MethodPanel(QWidget):
         """Why some values were not kept when the method last changed."""
         return list(self.state.notes)
 
-    def set_context(self, n_records: int, roles: RoleSpec | None) -> None:
-        """The table's size and roles, for *What will happen* (call on every change)."""
+    def set_context(self, n_records: int, roles: RoleSpec | None,
+                    attributes: QuasiIdentifiers | None = None) -> None:
+        """The table's size and roles, for *What will happen* (call on every change);
+        ``attributes``, what the quasi-identifiers are, for the time estimate
+        (:func:`~.wizard_state.quasi_identifiers`; without it each counts as one numeric
+        attribute)."""
         self.n_records = max(0, int(n_records))
         self.roles_spec = roles
+        self.attributes = attributes
         self._show_forecast()
 
     def forecast_lines(self) -> list[str]:
         """The sentences *What will happen* shows."""
         return what_will_happen(get_method(self.state.method), self.state.values,
                                 n_records=self.n_records, roles=self.roles_spec,
-                                blocks=self.blocks(), noise=self.noise_options() or None)
+                                blocks=self.blocks(), noise=self.noise_options() or None,
+                                attributes=self.attributes)
 
     def run_seconds(self, parameter: str, value: Any) -> float | None:
         """The estimated seconds of a run with these settings but ``parameter`` at
@@ -324,7 +332,7 @@ class MethodPanel(QWidget):
         qis = self.roles_spec.quasi_identifiers if self.roles_spec is not None else ()
         return run_seconds(get_method(self.state.method),
                            {**self.state.values, parameter: value}, self.n_records,
-                           len(qis))
+                           len(qis) if self.attributes is None else self.attributes)
 
     def blocks(self) -> str | None:
         """The attribute blocks as typed ("A,B;C,D"), or None for one block of all."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from core import MicroaggError, anonymize
 import core.project as projects
 from microagg_desktop.history import describe_changes
+from microagg_desktop.wizard_state import quasi_identifiers
 
 __all__ = ["SessionMixin", "restore_task"]
 
@@ -116,10 +117,19 @@ class SessionMixin:
 
     # -- stale results ------------------------------------------------------------------
 
+    def _attributes(self):
+        """What the quasi-identifiers are, for the time estimate
+        (:func:`~.wizard_state.quasi_identifiers`; None until the columns are
+        summarised)."""
+        columns = {row.name: (row.kind, row.distinct)
+                   for row in self.data_page.summary.summary}
+        return quasi_identifiers(self._current_roles(), len(self.table), columns)
+
     def settings_changed(self) -> None:
         """Compare the settings with those of the run shown; say so when they differ."""
         if self.table is not None:
-            self.method_panel.set_context(len(self.table), self._current_roles())
+            self.method_panel.set_context(len(self.table), self._current_roles(),
+                                          self._attributes())
         if self.method_panel.method_name() != self._sweep_method:
             self._sweep_method = self.method_panel.method_name()
             self.sweep_panel.set_method(self._sweep_method)

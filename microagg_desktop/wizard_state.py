@@ -20,15 +20,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.data.roles import RoleSpec
+from core.data.roles import Level, RoleSpec
 from core.methods.contract import Method, Parameter
 from core.methods.tfirst import tfirst_cluster_size
 from core.verify.guarantees import GUARANTEES, Guarantee
-from microagg_desktop.estimate import estimate_seconds, estimate_text
+from microagg_desktop.estimate import QuasiIdentifiers, estimate_seconds, estimate_text
 
 __all__ = ["MethodGroup", "group_methods", "parameter_key", "carry_values",
            "parameter_tooltip", "guarantee_text", "what_will_happen", "run_seconds",
-           "GROUP_SIZE_RULES"]
+           "quasi_identifiers", "GROUP_SIZE_RULES"]
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,8 @@ is listed here, by method name.
 
 def what_will_happen(spec: Method, values: Mapping[str, Any], *, n_records: int = 0,
                      roles: RoleSpec | None = None, blocks: Sequence | str | None = None,
-                     noise: Mapping[str, Any] | None = None) -> list[str]:
+                     noise: Mapping[str, Any] | None = None,
+                     attributes: QuasiIdentifiers | None = None) -> list[str]:
     """Plain sentences on what a run of ``spec`` will do with this table and roles.
 
     Parameters
@@ -182,6 +183,9 @@ def what_will_happen(spec: Method, values: Mapping[str, Any], *, n_records: int 
         Attribute blocks as typed ("A,B;C") or as a sequence of column groups.
     noise : mapping, optional
         The differential-privacy options (``dp_epsilon``...), if chosen.
+    attributes : QuasiIdentifiers, optional
+        What the quasi-identifiers are (:func:`quasi_identifiers`), for the time
+        estimate; without it each counts as one numeric attribute.
     """
     lines: list[str] = []
     k = _number(values.get("k"), None)
@@ -236,20 +240,25 @@ def what_will_happen(spec: Method, values: Mapping[str, Any], *, n_records: int 
         lines.append(f"Laplace noise (ε = {epsilon:g}) is added to the confidential "
                      f"column(s) {_names(confidential) or '(none chosen)'} after "
                      "microaggregation.")
-    text = estimate_text(run_seconds(spec, values, n_records, len(qis)))
+    text = estimate_text(run_seconds(spec, values, n_records,
+                                     len(qis) if attributes is None else attributes))
     if text:
         lines.append(text)
     return lines
 
 
 def run_seconds(spec: Method, values: Mapping[str, Any], n_records: int,
-                n_quasi_identifiers: int) -> float | None:
+                n_quasi_identifiers: int | QuasiIdentifiers) -> float | None:
     """The estimated seconds of one run of ``spec`` with these parameter values
     (:func:`~microagg_desktop.estimate.estimate_seconds`), or None when there is nothing
-    to estimate yet (no table, no quasi-identifier, k larger than the table)."""
+    to estimate yet (no table, no quasi-identifier, k larger than the table).
+    ``n_quasi_identifiers``: how many (taken as numeric), or what they are
+    (:func:`quasi_identifiers`)."""
     k = _number(values.get("k"), None)
     t = _number(values.get("t"), None)
-    if n_records <= 0 or n_quasi_identifiers < 1 or (k is not None and k > n_records):
+    count = (n_quasi_identifiers.numeric + len(n_quasi_identifiers.nominal)
+             if isinstance(n_quasi_identifiers, QuasiIdentifiers) else n_quasi_identifiers)
+    if n_records <= 0 or count < 1 or (k is not None and k > n_records):
         return None
     extra = {}
     if spec.name in GROUP_SIZE_RULES and k is not None and t is not None and 0 < t <= 1:
@@ -257,6 +266,44 @@ def run_seconds(spec: Method, values: Mapping[str, Any], n_records: int,
     params = {name: value for name, value in values.items() if name in ("k", "refine", "t")}
     return estimate_seconds(spec.name, n_records, n_quasi_identifiers, scope=spec.scope,
                             **params, **extra)
+
+
+def quasi_identifiers(roles: RoleSpec | None, n_records: int,
+                      columns: Mapping[str, tuple[str, int]]) -> QuasiIdentifiers | None:
+    """What the time estimate needs of the quasi-identifiers of ``roles``
+    (:class:`~microagg_desktop.estimate.QuasiIdentifiers`), from each column's kind and
+    distinct values (``columns``: name → ``(kind, distinct)``, the data tab's summary,
+    :func:`~microagg_desktop.column_summary.column_kind`). A quasi-identifier is nominal
+    when declared so, or by default when its column holds no numbers (as
+    :func:`core.data.encoding.resolve_level` decides); None when a quasi-identifier's
+    column is not summarised (yet).
+
+    Examples
+    --------
+    >>> roles = RoleSpec(quasi_identifiers=("age", "region", "sex"),
+    ...                  levels={"sex": "nominal"})
+    >>> quasi_identifiers(roles, 1000, {"age": ("number", 80), "region": ("text", 12),
+    ...                                 "sex": ("number", 2)})
+    QuasiIdentifiers(numeric=1, nominal=(12, 2), distinct=None)
+    >>> quasi_identifiers(roles, 10_000, {"age": ("number", 80), "region": ("text", 12),
+    ...                                   "sex": ("number", 2)}).distinct
+    1920
+    """
+    if roles is None:
+        return None
+    numeric, nominal, product = 0, [], 1
+    for column in roles.quasi_identifiers:
+        if column not in columns:
+            return None
+        kind, distinct = columns[column]
+        level = roles.level_of(column)
+        if level == Level.NOMINAL or (level is None and kind != "number"):
+            nominal.append(max(1, int(distinct)))
+        else:
+            numeric += 1
+        product = min(product * max(1, int(distinct)), n_records + 1)
+    return QuasiIdentifiers(numeric, tuple(nominal),
+                            product if product < n_records else None)
 
 
 def _names(columns: Sequence[str], limit: int = 6) -> str:

@@ -7,8 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.methods.registry import methods
-from microagg_desktop.estimate import (SHOW_ABOVE, estimate_seconds, estimate_text,
-                                       format_range, shared_seconds)
+from microagg_desktop.estimate import (SHOW_ABOVE, QuasiIdentifiers, dimensions,
+                                       estimate_seconds, estimate_text, format_range,
+                                       shared_seconds)
 from microagg_desktop.progress_clock import ProgressClock, format_clock
 
 NAMES = [m.name for m in methods()]
@@ -167,3 +168,50 @@ def test_clock_formats():
     assert format_clock(3600) == "1:00:00"
     with pytest.raises(ValueError):
         ProgressClock(smoothing=0)
+
+
+# Whole MDAV runs (k = 5) measured on the two-core machine the constants come from
+# (benchmarks/bench_estimate.py --nominal): (numeric, nominal categories, distinct-row
+# bound), records, seconds. A nominal attribute counted as one numeric column put the
+# runs with many categories 10 times above the estimate (300,000 records, five nominal
+# attributes: 76.9 s against "about 4–14 seconds").
+MEASURED_NOMINAL = [
+    ((2, (2, 5, 20, 30), None), 100_000, 4.19), ((2, (2, 5, 20, 30), None), 300_000, 19.59),
+    ((1, (2, 5, 20), 20_000), 100_000, 0.75), ((1, (2, 5, 20), 20_000), 300_000, 2.23),
+    ((4, (300,), None), 100_000, 14.98), ((4, (300,), None), 300_000, 65.6),
+    ((2, (2, 20, 30, 20, 50), None), 100_000, 12.37),
+    ((2, (2, 20, 30, 20, 50), None), 300_000, 76.88),
+    ((6, (), None), 100_000, 0.91), ((6, (), None), 300_000, 3.2),
+]
+
+
+@pytest.mark.parametrize("attributes, n, seconds", MEASURED_NOMINAL)
+def test_nominal_runs_fall_inside_the_range_shown(attributes, n, seconds):
+    guess = estimate_seconds("mdav", n, QuasiIdentifiers(*attributes), k=5)
+    assert guess / 2 <= seconds <= 2 * guess
+
+
+def test_a_nominal_attribute_weighs_by_its_categories():
+    """Counted once, five nominal attributes looked like five numeric ones."""
+    census = QuasiIdentifiers(2, (2, 20, 30, 20, 50))
+    assert estimate_seconds("mdav", 300_000, census, k=5) > 5 * estimate_seconds(
+        "mdav", 300_000, 7, k=5)
+    more = QuasiIdentifiers(2, (2, 20, 30, 20, 500))
+    assert estimate_seconds("mdav", 300_000, more, k=5) > estimate_seconds(
+        "mdav", 300_000, census, k=5)
+    # an indicator column weighs less than a numeric one
+    assert dimensions(QuasiIdentifiers(0, (10,)))[0] < dimensions(10)[0]
+    # numbers alone: as before
+    assert dimensions(QuasiIdentifiers(6)) == dimensions(6) == (6.0, 6.0)
+    assert estimate_seconds("mdav", 50_000, QuasiIdentifiers(6), k=3) == \
+        estimate_seconds("mdav", 50_000, 6, k=3)
+
+
+def test_identical_rows_shorten_the_indexed_search_only():
+    many = QuasiIdentifiers(1, (2, 5, 20))
+    few = many._replace(distinct=20_000)
+    assert estimate_seconds("mdav", 300_000, few, k=5) < estimate_seconds(
+        "mdav", 300_000, many, k=5)
+    assert estimate_seconds("pcp", 300_000, few, k=5) == estimate_seconds(
+        "pcp", 300_000, many, k=5)
+    assert estimate_seconds("mdav", 300_000, QuasiIdentifiers(0, (), 10), k=5) is None

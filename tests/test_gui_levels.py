@@ -329,6 +329,29 @@ def test_sample_region_as_nominal_quasi_identifier(qtbot, window):
 
 
 @pytest.mark.gui
+def test_the_time_estimate_weighs_a_nominal_quasi_identifier(qtbot, window):
+    """The method tab's estimate learns each nominal quasi-identifier's categories from
+    the data tab's column summary, and follows the roles."""
+    from microagg_desktop.estimate import QuasiIdentifiers
+    from microagg_desktop.paths import resource_path
+    assert window.open_sample()
+    qtbot.waitUntil(lambda: bool(window.data_page.summary.summary), timeout=10_000)
+    original = core.read_table(resource_path("sample_survey.csv"))
+    editor = window.role_editor
+    numeric = len(editor.roles().quasi_identifiers)
+    editor.set_role("region", QI)
+    qtbot.waitUntil(lambda: window.method_panel.attributes is not None
+                    and bool(window.method_panel.attributes.nominal), timeout=10_000)
+    found = window.method_panel.attributes
+    assert found.nominal == (original["region"].nunique(),)
+    assert found.numeric == numeric
+    editor.set_level("region", Level.ORDINAL)
+    qtbot.waitUntil(lambda: window.method_panel.attributes.nominal == (), timeout=10_000)
+    assert window.method_panel.attributes.numeric == numeric + 1
+    assert isinstance(window.method_panel.attributes, QuasiIdentifiers)
+
+
+@pytest.mark.gui
 def test_declared_order_reaches_the_run(qtbot, window):
     from microagg_desktop.paths import resource_path
     assert window.open_sample()

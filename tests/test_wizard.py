@@ -14,9 +14,11 @@ from core import RoleSpec
 from core.methods.registry import Interval, Method, Parameter, get_method, methods
 from core.methods.tfirst import tfirst_cluster_size
 from core.verify.guarantees import GUARANTEES, T_CLOSENESS
+from microagg_desktop.estimate import QuasiIdentifiers
 from microagg_desktop.state import MethodState
 from microagg_desktop.wizard_state import (carry_values, group_methods, guarantee_text,
-                                           parameter_tooltip, what_will_happen)
+                                           parameter_tooltip, quasi_identifiers,
+                                           run_seconds, what_will_happen)
 
 ROLES = RoleSpec(quasi_identifiers=("age", "income", "hours"), confidential=("spend",))
 
@@ -167,6 +169,29 @@ def test_time_estimate_only_for_large_inputs():
     assert not any("Expected time" in line for line in small)
     assert any(line.startswith("Expected time on this computer: about")
                for line in large)
+
+
+def test_quasi_identifiers_for_the_estimate():
+    """Levels as the engine resolves them (declared, else nominal for a column without
+    numbers), categories from the column summary, the distinct rows bounded by the
+    product of the columns' distinct values when it is below the records."""
+    roles = RoleSpec(quasi_identifiers=("age", "region", "sex", "grade"),
+                     levels={"sex": "nominal", "grade": "ordinal"},
+                     orders={"grade": ("a", "b", "c")})
+    columns = {"age": ("number", 90), "region": ("text", 20), "sex": ("number", 2),
+               "grade": ("text", 3), "income": ("number", 5000)}
+    found = quasi_identifiers(roles, 1_000_000, columns)
+    assert found == QuasiIdentifiers(numeric=2, nominal=(20, 2), distinct=10_800)
+    assert quasi_identifiers(roles, 10_000, columns).distinct is None
+    assert quasi_identifiers(roles, 10_000, {"age": ("number", 90)}) is None  # not summarised
+    assert quasi_identifiers(None, 10, columns) is None
+    mdav = get_method("mdav")
+    counted = what_will_happen(mdav, {"k": 5}, n_records=300_000, roles=roles)
+    weighed = what_will_happen(mdav, {"k": 5}, n_records=300_000, roles=roles,
+                               attributes=quasi_identifiers(roles, 300_000, columns))
+    assert [line for line in counted if "Expected" in line] != \
+        [line for line in weighed if "Expected" in line]
+    assert run_seconds(mdav, {"k": 5}, 300_000, QuasiIdentifiers(0, (12,))) is not None
 
 
 # -- the panel ---------------------------------------------------------------------------
