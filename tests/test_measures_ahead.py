@@ -391,3 +391,38 @@ def test_classes_of_another_matrix_are_not_taken():
         expect = plain if matrix is other else measure(table, released.assign(age=zero[:, 0]),
                                                        roles)
         _same_measures(expect, made)
+
+
+def test_a_large_tree_is_made_when_the_measures_begin(monkeypatch):
+    """Above TREE_AHEAD_BYTES the search tree is not made beside the method (its memory
+    would add to the method's own); the measures make it, with the same figures. A
+    run's pipeline then builds it once, after the partition."""
+    table, roles = _tables()
+    result = anonymize(table, roles, "mdav", k=4)
+    encoding = encode(table, roles, strict=False)
+    plain = measure(table, result.masked, roles, encoding=encoding)
+    sets = [s.known for s in plain.scenarios]
+    rows, columns = encoding.X.shape
+    assert ahead_code.tree_bytes(rows, columns) == 12 * rows * columns
+    monkeypatch.setattr(ahead_code, "TREE_AHEAD_BYTES", ahead_code.tree_bytes(rows, columns))
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        assert MeasuresAhead(encoding, sets, executor).linkage is not None  # at the bound
+    monkeypatch.setattr(ahead_code, "TREE_AHEAD_BYTES", ahead_code.tree_bytes(rows, columns) - 1)
+    built = []
+    measure_code = sys.modules["core.measures.measure"]
+    real = measure_code.linkage_originals
+
+    def noting(*args):
+        built.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(measure_code, "linkage_originals", noting)
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        ahead = MeasuresAhead(encoding, sets, executor)
+        assert ahead.linkage is None
+        made = measure(table, result.masked, roles, encoding=encoding, ahead=ahead)
+    _same_measures(plain, made)
+    assert len(built) == 1
+    run = anonymize(table, roles, "mdav", k=4)
+    assert len(built) == 2  # the run's measures made it, once
+    _same_measures(result.measures, run.measures)

@@ -236,3 +236,44 @@ def test_nearest_through_the_cells_equals_a_full_scan_after_deletions(seed, empt
         records = np.flatnonzero(live)
         d2 = ((X[records] - q) ** 2).sum(axis=1)
         assert found == records[np.lexsort((records, d2))][:m].tolist()
+
+
+def _screen_whole(P, start, stop, levels):
+    """The screen's blocks and leaf norms as made before the stretches: P − center
+    whole, its float64 blocks, then float32 (the reference)."""
+    center = P.mean(axis=0)
+    shifted = P - center
+    first_leaf = (1 << levels) - 1
+    sizes = stop[first_leaf:] - start[first_leaf:]
+    row_norm2 = np.einsum("ij,ij->i", shifted, shifted)
+    norm2 = np.maximum.reduceat(row_norm2, np.minimum(start[first_leaf:], len(P) - 1))
+    norm2 = np.where(sizes > 0, norm2, 0.0)
+    if not (np.isfinite(norm2).all() and norm2.max(initial=0.0) <= 1e30):
+        norm2 = np.full(len(sizes), np.inf)
+    with np.errstate(over="ignore", invalid="ignore"):
+        Q32 = index.leaf_blocks(shifted, start, stop, levels).astype(np.float32)
+    return Q32, norm2
+
+
+@pytest.mark.parametrize("stretch", [1, 7, 64, 65_536])
+@pytest.mark.parametrize("scale", [1.0, 1e20, 1e40])
+def test_the_screen_made_a_stretch_at_a_time_is_the_whole_one(monkeypatch, stretch, scale):
+    """Same float32 blocks and leaf norms bit for bit, whatever the stretch (rows at
+    every alignment), with rows beyond float32's range (inf in the blocks) and beyond
+    the norms' 1e30 (every leaf's norm infinite)."""
+    rng = np.random.default_rng(stretch)
+    X = rng.normal(size=(700, 5))
+    X[::13] *= scale
+    X[5] = 0.0
+    perm, start, stop, levels = index.build_tree(X, 24)
+    P = np.ascontiguousarray(X[perm])
+    monkeypatch.setattr(spatial_tree, "_STRETCH", stretch)
+    Q32, norm2 = spatial_tree.screen_blocks(P, start, stop, levels,
+                                            np.zeros((len(start), 5)),
+                                            np.zeros((len(start), 5)))[:2]
+    want_Q32, want_norm2 = _screen_whole(P, start, stop, levels)
+    assert Q32.dtype == np.float32 and Q32.shape == want_Q32.shape
+    assert Q32.tobytes() == want_Q32.tobytes()
+    assert norm2.tobytes() == want_norm2.tobytes()
+    if scale > 1e30:
+        assert np.isinf(Q32).any()

@@ -346,7 +346,8 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
     # IL1 on the helpers too: record linkage, the longest step, starts at once here
     # (and this thread makes either afterwards if no helper has started it).
     il1_done = Work(helpers, _il1_ahead, raw, raw_masked, nominal, ahead.moments)
-    prepared = ahead.linkage
+    prepared = ahead.linkage if ahead.linkage is not None else Work(
+        helpers, linkage_originals, known_columns(Z, encoding, scenario_sets[0]))
     figures = []
     for number, subset in enumerate(scenario_sets):
         columns = [qi.index(c) for c in subset]

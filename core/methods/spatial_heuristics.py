@@ -240,8 +240,12 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
             if helper is not None:
                 helper.close()
                 helped += helper.served
+            helper = scratch = None  # both hold the tree
         if st[_DONE]:
             break
+        # The old screen goes before the new index is built (reindex reads the rows and
+        # their queues): at most one screen is held.
+        tree = tree[:1] + (None,) + tree[2:]
         tree, levels, order = spatial_tree.reindex(tree, anchor, state.check)
     fixed_size_indexed.helped = helped
     fixed_size_indexed.work = work

@@ -9,9 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from core.methods import spatial_index as index
-from core.methods.spatial_index import leaf_blocks
 
 __all__ = ["row_tree", "reindex", "screen_blocks", "cell_splits"]
+
+
+_STRETCH = 65_536  # rows shifted at a time by screen_blocks
 
 
 def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int,
@@ -20,30 +22,38 @@ def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: in
     searches read besides the live boxes (module notes of
     :mod:`core.methods.spatial_search`).
 
-    ``Q32`` is :func:`leaf_blocks` of ``P − center`` in float32 (``center`` the mean row),
-    ``norm2[leaf]`` the largest |x − center|² of the leaf's rows; it is infinite for every
-    leaf when a row lies beyond 1e15 of the centre, where float32 could overflow, and then
-    every row gets its exact distance. The next three are the cells' splits
-    (:func:`cell_splits` of the boxes ``lo``/``hi``), fixed when the tree is built. The
-    last three say where each row's float32 values lie in its leaf's block, which an
-    index that empties rows keeps compact (``spatial_search._vacate``): the leaf
-    starting at row s holds row ``slot[s + i]`` at place i, ``place[t]`` is row t's
-    place, and only the first ``fill[leaf]`` places can hold a live row. As built,
-    every row is at its own place and every place is filled.
+    ``Q32`` is :func:`~core.methods.spatial_index.leaf_blocks` of ``P − center`` in
+    float32 (``center`` the mean row), ``norm2[leaf]`` the largest |x − center|² of the
+    leaf's rows; it is infinite for every leaf when a row lies beyond 1e15 of the
+    centre, where float32 could overflow, and then every row gets its exact distance.
+    Both are made a stretch of rows at a time, without a shifted copy of ``P`` or
+    float64 blocks (which leaves of unequal sizes pad to up to twice ``P``). The next
+    three are the cells' splits (:func:`cell_splits` of the boxes ``lo``/``hi``), fixed
+    when the tree is built. The last three say where each row's float32 values lie in
+    its leaf's block, which an index that empties rows keeps compact
+    (``spatial_search._vacate``): the leaf starting at row s holds row ``slot[s + i]``
+    at place i, ``place[t]`` is row t's place, and only the first ``fill[leaf]`` places
+    can hold a live row. As built, every row is at its own place and every place is
+    filled.
     """
     center = P.mean(axis=0) if len(P) else np.zeros(P.shape[1])
-    shifted = P - center
     first_leaf = (1 << levels) - 1
     sizes = stop[first_leaf:] - start[first_leaf:]
-    row_norm2 = np.einsum("ij,ij->i", shifted, shifted)
+    leaf, place = index.leaf_places(start, stop, levels)
+    # P − center a stretch of rows at a time (never a whole copy of P): its squared
+    # norms and the float32 blocks, as leaf_blocks(P − center, ...) gives them.
+    Q32 = np.zeros((len(sizes), P.shape[1], int(sizes.max())), dtype=np.float32)
+    row_norm2 = np.empty(len(P))
+    for first in range(0, len(P), _STRETCH):
+        shifted = P[first:first + _STRETCH] - center
+        row_norm2[first:first + _STRETCH] = np.einsum("ij,ij->i", shifted, shifted)
+        with np.errstate(over="ignore", invalid="ignore"):
+            Q32[leaf[first:first + _STRETCH], :, place[first:first + _STRETCH]] = shifted
     firsts = np.minimum(start[first_leaf:], max(len(P) - 1, 0))
     norm2 = np.maximum.reduceat(row_norm2, firsts) if len(P) else np.zeros(len(sizes))
     norm2 = np.where(sizes > 0, norm2, 0.0)
     if not (np.isfinite(norm2).all() and norm2.max(initial=0.0) <= 1e30):
         norm2 = np.full(len(sizes), np.inf)
-    with np.errstate(over="ignore", invalid="ignore"):
-        Q32 = leaf_blocks(shifted, start, stop, levels).astype(np.float32)
-    place = index.leaf_places(start, stop, levels)[1]
     slot = np.arange(len(P), dtype=np.int64)
     return (Q32, norm2, center) + cell_splits(lo, hi) + (slot, place, sizes.copy())
 
@@ -80,8 +90,8 @@ def row_tree(X: np.ndarray, anchor: np.ndarray, check=None):
     check = check or (lambda: None)
     members, starts, row_of = index.distinct_rows(X)
     check()
-    return _index_rows(X[members[starts[:-1]]], starts[:-1], starts[1:], members, row_of,
-                       anchor, check)
+    return _index_rows(_Rows(X[members[starts[:-1]]]), starts[:-1], starts[1:], members,
+                       row_of, anchor, check)
 
 
 def reindex(tree, anchor: np.ndarray, check=None):
@@ -101,13 +111,27 @@ def reindex(tree, anchor: np.ndarray, check=None):
     live = np.flatnonzero(head < end)
     new_row = np.full(len(P) + 1, -1, dtype=np.int64)  # the last for records of no row
     new_row[live] = np.arange(len(live))
-    return _index_rows(P[live], head[live], end[live], members, new_row[row_of], anchor,
-                       check)
+    return _index_rows(_Rows(P[live]), head[live], end[live], members, new_row[row_of],
+                       anchor, check)
 
 
-def _index_rows(P, head, end, members, row_of, anchor, check):
-    """:func:`row_tree` from the distinct rows ``P`` with their queues (``row_of[r]`` is
-    the row of record r, or −1 for a record in no row)."""
+class _Rows:
+    """Rows handed over to :func:`_index_rows`, which lets go of them once it has them in
+    tree order (an argument would be held by the caller's frame to the end: one more
+    copy of the records beside the index while its screen is made)."""
+
+    def __init__(self, rows: np.ndarray):
+        self.rows = rows
+
+    def take(self) -> np.ndarray:
+        rows, self.rows = self.rows, None
+        return rows
+
+
+def _index_rows(rows: _Rows, head, end, members, row_of, anchor, check):
+    """:func:`row_tree` from the distinct rows with their queues (``row_of[r]`` is the
+    row of record r, or −1 for a record in no row)."""
+    P = rows.take()
     d = P.shape[1]
     perm, start, stop, levels = index.build_tree(P, index.LEAF_SIZE, check)
     check()
