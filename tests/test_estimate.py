@@ -215,3 +215,14 @@ def test_identical_rows_shorten_the_indexed_search_only():
     assert estimate_seconds("pcp", 300_000, few, k=5) == estimate_seconds(
         "pcp", 300_000, many, k=5)
     assert estimate_seconds("mdav", 300_000, QuasiIdentifiers(0, (), 10), k=5) is None
+
+
+def test_pcp_counts_its_covariance_over_the_embedded_columns():
+    """PCP's covariance matrix grows with the square of the embedded columns: a nominal
+    attribute of 300 categories made PCP at 300,000 records take 12.3 s where the
+    ordered cuts alone gave 5.3 s (outside the range shown)."""
+    wide = QuasiIdentifiers(4, (300,))
+    guess = estimate_seconds("pcp", 300_000, wide, k=5)
+    assert guess / 2 <= 12.27 <= 2 * guess
+    narrow = estimate_seconds("pcp", 1_000_000, 10, k=5)
+    assert narrow - estimate_seconds("zscores", 1_000_000, 10, k=5) < 1.0
