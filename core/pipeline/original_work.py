@@ -8,7 +8,9 @@ its parameters. :func:`core.pipeline.run.run` starts it on a helper thread while
 method runs; a sweep (:func:`core.pipeline.sweep.sweep`), which runs the same request
 for several values of one parameter, starts it once and hands it to every run
 (:class:`OriginalWork`). At 1,000,000 × 10 that is about 0.7 s of tree building per
-value, and as much again for the codings when five columns are kept.
+value, and as much again for the codings when five columns are kept. A tree larger than
+:data:`core.measures.ahead.TREE_AHEAD_BYTES` is not shared: each run's measures make
+their own once the method is done, so that it is never held beside a method's index.
 
 Exact by construction: a run takes the shared work only when its plan measures the same
 records with the same roles and intruder scenarios, and its encoding of the
