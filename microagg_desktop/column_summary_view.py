@@ -123,6 +123,7 @@ class ColumnSummaryView(QWidget):
         elif frame.size <= _IN_THREAD_CELLS:
             self._show(summarize_columns(frame))
         else:
+            self.summary = []  # not the previous table's while this one is summarised
             self.message.setText(f"Summarising {frame.shape[1]} columns…")
             self._runner.start(summarize_columns, frame)
 

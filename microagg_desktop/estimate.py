@@ -283,7 +283,8 @@ def estimate_seconds(method: str, n: int, d: "int | QuasiIdentifiers", *,
     True
     """
     method_d, _ = dimensions(d)
-    if n < 2 or method_d < 1:
+    count = (d.numeric + len(d.nominal)) if isinstance(d, QuasiIdentifiers) else d
+    if n < 2 or count < 1:
         return None
     k = max(2, int(params.get("cluster_size") or params.get("k") or 3))
     if method == "mic1d":

@@ -217,6 +217,13 @@ def test_identical_rows_shorten_the_indexed_search_only():
     assert estimate_seconds("mdav", 300_000, QuasiIdentifiers(0, (), 10), k=5) is None
 
 
+def test_one_nominal_attribute_of_few_categories_is_estimated():
+    """Its weighted width is below one column; it is still an attribute."""
+    for categories in (2, 4, 5):
+        assert estimate_seconds("mdav", 1_000_000, QuasiIdentifiers(0, (categories,)),
+                                k=5) > 0
+
+
 def test_pcp_counts_its_covariance_over_the_embedded_columns():
     """PCP's covariance matrix grows with the square of the embedded columns: a nominal
     attribute of 300 categories made PCP at 300,000 records take 12.3 s where the

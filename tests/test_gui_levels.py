@@ -352,6 +352,26 @@ def test_the_time_estimate_weighs_a_nominal_quasi_identifier(qtbot, window):
 
 
 @pytest.mark.gui
+def test_the_estimate_waits_for_a_large_tables_summary(qtbot, window):
+    """A table summarised off the GUI thread: the estimate takes the categories when
+    the summary arrives, never the previous table's."""
+    from microagg_desktop.column_summary_view import _IN_THREAD_CELLS
+    n = _IN_THREAD_CELLS // 2 + 1
+    rng = np.random.default_rng(3)
+    table = pd.DataFrame({"age": rng.integers(18, 90, n).astype(float),
+                          "region": rng.choice(["north", "south", "east"], n)})
+    qis = {"age": QI, "region": QI}
+    window.set_table(table.copy(), "first.csv", roles=qis)
+    qtbot.waitUntil(lambda: window.method_panel.attributes is not None, timeout=20_000)
+    assert window.method_panel.attributes.nominal == (3,)
+    table["region"] = rng.choice([f"r{i}" for i in range(40)], n)
+    window.set_table(table, "second.csv", roles=qis)
+    assert window.method_panel.attributes is None  # not the first table's figures
+    qtbot.waitUntil(lambda: window.method_panel.attributes is not None, timeout=20_000)
+    assert window.method_panel.attributes.nominal == (40,)
+
+
+@pytest.mark.gui
 def test_declared_order_reaches_the_run(qtbot, window):
     from microagg_desktop.paths import resource_path
     assert window.open_sample()
