@@ -185,9 +185,28 @@ MEASURED_NOMINAL = [
 ]
 
 
+# The other spatial methods, with the same weights (k = 5, t = 0.2, a normal
+# confidential column; tc-tfirst's group size from tfirst_cluster_size).
+MEASURED_NOMINAL_OTHERS = [
+    ("tc-merge", (2, (2, 20, 30, 20, 50), None), 100_000, {}, 18.92),
+    ("tc-merge", (2, (2, 5, 20, 30), None), 100_000, {}, 6.47),
+    ("tc-tfirst", (2, (2, 20, 30, 20, 50), None), 100_000, {"cluster_size": 5}, 14.68),
+    ("tc-tfirst", (2, (2, 5, 20, 30), None), 100_000, {"cluster_size": 5}, 6.75),
+    ("gsms", (2, (2, 5, 20, 30), None), 30_000, {}, 6.69),
+    ("gsms", (2, (2, 20, 30, 20, 50), None), 30_000, {}, 14.15),
+]
+
+
 @pytest.mark.parametrize("attributes, n, seconds", MEASURED_NOMINAL)
 def test_nominal_runs_fall_inside_the_range_shown(attributes, n, seconds):
     guess = estimate_seconds("mdav", n, QuasiIdentifiers(*attributes), k=5)
+    assert guess / 2 <= seconds <= 2 * guess
+
+
+@pytest.mark.parametrize("method, attributes, n, extra, seconds", MEASURED_NOMINAL_OTHERS)
+def test_other_spatial_methods_with_nominal_attributes(method, attributes, n, extra,
+                                                       seconds):
+    guess = estimate_seconds(method, n, QuasiIdentifiers(*attributes), k=5, t=0.2, **extra)
     assert guess / 2 <= seconds <= 2 * guess
 
 
