@@ -61,6 +61,7 @@ import pandas as pd
 
 from core.errors import MicroaggError
 from core.data.categories import group_aggregate_codes
+from core.data.memory import check_embedding_size
 from core.data.prepare import constant_columns, numeric_matrix
 from core.data.roles import Level, RoleSpec, is_number_column
 
@@ -336,6 +337,7 @@ def encode(table: pd.DataFrame, roles: RoleSpec, *, strict: bool = True) -> Enco
             blocks[column] = Z[:, j:j + 1]
             stats[column] = (float(mean[j]), float(std[j]))
     attributes = []
+    codes_of: dict[str, np.ndarray] = {}
     start = 0
     for j, column in enumerate(qi):
         level = levels[column]
@@ -360,24 +362,28 @@ def encode(table: pd.DataFrame, roles: RoleSpec, *, strict: bool = True) -> Enco
             spread = float(((codes - global_code) ** 2).sum())
             scale = math.sqrt(n / spread) if spread > 0 else 1.0
             width = 1
-            blocks[column] = (scale * codes.astype(np.float64))[:, None]
         else:
-            _check_size(column, n, start + len(categories), len(categories))
             differ = int((codes != global_code).sum())
             scale = math.sqrt(n / differ) if differ else 1.0
             width = len(categories)
-            block = np.zeros((n, width), dtype=np.float64)
-            block[np.arange(n), codes] = scale / math.sqrt(2.0)
-            blocks[column] = block
+        codes_of[column] = codes
         attributes.append(AttributeCoding(column, level, slice(start, start + width),
                                           categories=categories, scale=scale))
         start += width
     if len(numeric) == len(qi):
         X = Z
     else:
-        X = np.empty((n, start), dtype=np.float64)
+        check_embedding_size(attributes, n, start)
+        # Written into X directly (a block per attribute copied in afterwards held the
+        # embedding twice).
+        X = np.zeros((n, start), dtype=np.float64)
         for a in attributes:
-            X[:, a.columns] = blocks[a.name]
+            if a.level is Level.NUMERIC:
+                X[:, a.columns.start] = blocks[a.name][:, 0]
+            elif a.level is Level.ORDINAL:
+                X[:, a.columns.start] = a.scale * codes_of[a.name].astype(np.float64)
+            else:
+                X[np.arange(n), a.columns.start + codes_of[a.name]] = a.scale / math.sqrt(2.0)
     return Encoding(X=X, values=values, attributes=tuple(attributes))
 
 
@@ -436,16 +442,3 @@ def _check_codes(series: pd.Series, codes: np.ndarray, column: str, level: Level
             f"{bad[0] + 1}), which is not in the {level.value} order given for it"
             + (". Add it to the order, or correct the value." if given else "."))
 
-
-MAX_EMBEDDING_BYTES = 1 << 30
-"""The largest embedding (8 bytes per record and column) measured before refusing."""
-
-
-def _check_size(column: str, n: int, width: int, n_categories: int) -> None:
-    """Refuse a nominal attribute whose indicator columns would not fit in memory."""
-    if n * width * 8 > MAX_EMBEDDING_BYTES:
-        raise MicroaggError(
-            f"Quasi-identifier '{column}' has {n_categories:,} categories: measuring "
-            f"{n:,} records on them needs {n * width * 8 / 2**30:.1f} GiB. Recode it into "
-            "fewer categories (e.g. the first digits of a postal code), declare it "
-            "ordinal if its categories have an order, or give it another role.")
