@@ -212,23 +212,22 @@ def test_verify_reads_released_text_codes_as_text(tmp_path, capsys):
 
 
 def test_a_nominal_attribute_too_wide_to_measure_is_refused(monkeypatch):
-    """The limit is the computer's memory over RUN_MEMORY_FACTOR (a run's peak in
-    embeddings), or MAX_EMBEDDING_BYTES when the memory cannot be read; the message
-    names the widest attributes and the ways out, before any work."""
+    """The limit is three quarters of the computer's memory over RUN_MEMORY_FACTOR (a
+    run's peak in embeddings), or MAX_EMBEDDING_BYTES when the memory cannot be read;
+    the message names the widest attributes and the ways out, before any work."""
     import core.data.memory as memory
 
     table = pd.DataFrame({"code": [f"c{i}" for i in range(100)], "x": range(100),
                           "sex": ["F", "M"] * 50})
     roles = RoleSpec(quasi_identifiers=("x", "code", "sex"))
     need = 8 * 100 * (1 + 100 + 2)
+    enough = int(need * memory.RUN_MEMORY_FACTOR / memory.MEMORY_SHARE)
     assert memory.physical_memory() > 2**28  # read on this computer
-    monkeypatch.setattr(memory, "physical_memory",
-                        lambda: int(need * memory.RUN_MEMORY_FACTOR) - 8)
+    monkeypatch.setattr(memory, "physical_memory", lambda: enough - 8)
     with pytest.raises(MicroaggError, match=r"103 columns.*'code' has 100 categories, "
                        r"'sex' has 2 categories.*GiB of memory.*Recode.*run in blocks"):
         anonymize(table, roles, k=5)
-    monkeypatch.setattr(memory, "physical_memory",
-                        lambda: int(need * memory.RUN_MEMORY_FACTOR) + 8)
+    monkeypatch.setattr(memory, "physical_memory", lambda: enough + 8)
     assert anonymize(table, roles, k=5).passed  # at the limit
     monkeypatch.setattr(memory, "physical_memory", lambda: None)
     monkeypatch.setattr(memory, "MAX_EMBEDDING_BYTES", need - 1)

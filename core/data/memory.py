@@ -16,8 +16,8 @@ import sys
 from core.errors import MicroaggError
 from core.data.roles import Level
 
-__all__ = ["MAX_EMBEDDING_BYTES", "RUN_MEMORY_FACTOR", "check_embedding_size",
-           "embedding_limit", "physical_memory"]
+__all__ = ["MAX_EMBEDDING_BYTES", "MEMORY_SHARE", "RUN_MEMORY_FACTOR",
+           "check_embedding_size", "embedding_limit", "physical_memory"]
 
 MAX_EMBEDDING_BYTES = 1 << 30
 """The largest embedding (8 bytes per record and column) when the computer's memory is
@@ -55,14 +55,20 @@ def physical_memory() -> int | None:
     return None
 
 
+MEMORY_SHARE = 0.75
+"""The share of the computer's memory a run may take at its peak (the rest for the
+system, the window and other programs)."""
+
+
 def embedding_limit() -> tuple[int, str]:
-    """The largest embedding a run may need, in bytes, and what sets it: the computer's
-    memory over :data:`RUN_MEMORY_FACTOR`, or :data:`MAX_EMBEDDING_BYTES`."""
+    """The largest embedding a run may need, in bytes, and what sets it:
+    :data:`MEMORY_SHARE` of the computer's memory over :data:`RUN_MEMORY_FACTOR`, or
+    :data:`MAX_EMBEDDING_BYTES` when the memory cannot be read."""
     memory = physical_memory()
     if memory is None:
         return MAX_EMBEDDING_BYTES, f"the {MAX_EMBEDDING_BYTES / 2**30:g} GiB allowed"
-    return (int(memory / RUN_MEMORY_FACTOR),
-            f"this computer's {memory / 2**30:.0f} GiB of memory")
+    return (int(MEMORY_SHARE * memory / RUN_MEMORY_FACTOR),
+            f"three quarters of this computer's {memory / 2**30:.0f} GiB of memory")
 
 
 def check_embedding_size(attributes, n: int, width: int) -> None:
