@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.data.memory import RUN_MEMORY_FACTOR
 from core.data.roles import Level, RoleSpec
 from core.methods.contract import Method, Parameter
 from core.methods.tfirst import tfirst_cluster_size
@@ -28,7 +29,7 @@ from microagg_desktop.estimate import QuasiIdentifiers, estimate_seconds, estima
 
 __all__ = ["MethodGroup", "group_methods", "parameter_key", "carry_values",
            "parameter_tooltip", "guarantee_text", "what_will_happen", "run_seconds",
-           "quasi_identifiers", "GROUP_SIZE_RULES"]
+           "quasi_identifiers", "memory_text", "GROUP_SIZE_RULES"]
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,35 @@ def what_will_happen(spec: Method, values: Mapping[str, Any], *, n_records: int 
                                      len(qis) if attributes is None else attributes))
     if text:
         lines.append(text)
+    memory = memory_text(n_records, attributes)
+    if memory:
+        lines.append(memory)
     return lines
+
+
+SHOW_MEMORY_ABOVE = 2**30
+"""A run's peak memory below this is not worth a line."""
+
+
+def memory_text(n_records: int, attributes: QuasiIdentifiers | None) -> str:
+    """"Memory at the run's peak: about 4.5 GB (...)." for a run whose quasi-identifiers'
+    embedding (a column per category of a nominal one) makes it large, else "".
+
+    Examples
+    --------
+    >>> memory_text(1_000_000, QuasiIdentifiers(2, (2, 20, 30, 20, 50)))
+    "Memory at the run's peak: about 4.5 GB (the quasi-identifiers make 124 columns)."
+    >>> memory_text(1_000, QuasiIdentifiers(2, (2, 20)))
+    ''
+    """
+    if attributes is None or n_records <= 0:
+        return ""
+    width = attributes.numeric + sum(attributes.nominal)
+    peak = RUN_MEMORY_FACTOR * 8 * n_records * width
+    if peak < SHOW_MEMORY_ABOVE:
+        return ""
+    return (f"Memory at the run's peak: about {peak / 1e9:.1f} GB (the quasi-identifiers "
+            f"make {width:,} columns).")
 
 
 def run_seconds(spec: Method, values: Mapping[str, Any], n_records: int,
