@@ -106,7 +106,7 @@ def nominal_main(cases) -> None:
         table, roles = nominal_frame(n, name)
         columns = {row.name: (row.kind, row.distinct) for row in summarize_columns(table)}
         attributes = quasi_identifiers(roles, n, columns)
-        width = attributes.numeric + sum(attributes.nominal)
+        width = attributes.width
         timed(table.iloc[:5000], roles, method, {"k": 5})
         whole, part = timed(table, roles, method, {"k": 5})
         guess = estimate_seconds(method, n, attributes, k=5)

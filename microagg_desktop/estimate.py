@@ -137,6 +137,21 @@ class QuasiIdentifiers(NamedTuple):
     nominal: tuple[int, ...] = ()
     distinct: int | None = None
 
+    @classmethod
+    def of(cls, attributes: "int | QuasiIdentifiers") -> "QuasiIdentifiers":
+        """``attributes`` as given, or a number of them as that many numeric ones."""
+        return attributes if isinstance(attributes, cls) else cls(int(attributes))
+
+    @property
+    def count(self) -> int:
+        """The quasi-identifiers."""
+        return self.numeric + len(self.nominal)
+
+    @property
+    def width(self) -> int:
+        """The embedded columns: one per numeric or ordinal attribute, one per category."""
+        return self.numeric + sum(self.nominal)
+
 
 NOMINAL_WEIGHT, NOMINAL_GROWTH = 0.22, 1.3
 """An indicator column weighs ``NOMINAL_WEIGHT · NOMINAL_GROWTH^(a − 1)`` numeric
@@ -165,8 +180,7 @@ def dimensions(attributes: "int | QuasiIdentifiers") -> tuple[float, float]:
     >>> round(method), round(shared)
     (70, 20)
     """
-    if not isinstance(attributes, QuasiIdentifiers):
-        return float(attributes), float(attributes)
+    attributes = QuasiIdentifiers.of(attributes)
     indicators = sum(attributes.nominal)
     if not indicators:
         return float(attributes.numeric), float(attributes.numeric)
@@ -181,16 +195,9 @@ attributes, most of the run with a nominal attribute of 300 categories (300,000
 records, 304 columns: 8.8 s for the method, where the ordered cuts alone model 2.4 s)."""
 
 
-def _width(attributes: "int | QuasiIdentifiers") -> int:
-    """The embedded columns: one per numeric or ordinal attribute, one per category."""
-    if not isinstance(attributes, QuasiIdentifiers):
-        return int(attributes)
-    return attributes.numeric + sum(attributes.nominal)
-
-
-def _distinct_share(attributes: "int | QuasiIdentifiers", n: int) -> float:
+def _distinct_share(attributes: QuasiIdentifiers, n: int) -> float:
     """The square root of the share of distinct rows (1 when nothing bounds them)."""
-    if not isinstance(attributes, QuasiIdentifiers) or not attributes.distinct:
+    if not attributes.distinct:
         return 1.0
     return math.sqrt(min(1.0, attributes.distinct / n))
 
@@ -282,9 +289,9 @@ def estimate_seconds(method: str, n: int, d: "int | QuasiIdentifiers", *,
     ...     "mdav", 300_000, 7, k=5)
     True
     """
+    d = QuasiIdentifiers.of(d)
     method_d, _ = dimensions(d)
-    count = (d.numeric + len(d.nominal)) if isinstance(d, QuasiIdentifiers) else d
-    if n < 2 or count < 1:
+    if n < 2 or d.count < 1:
         return None
     k = max(2, int(params.get("cluster_size") or params.get("k") or 3))
     if method == "mic1d":
@@ -299,7 +306,7 @@ def estimate_seconds(method: str, n: int, d: "int | QuasiIdentifiers", *,
         cost *= _distinct_share(d, n)
     seconds = constant * cost + refine * n * n * method_d / k + shared_seconds(method, n, d)
     if method == "pcp":
-        seconds += PCP_COVARIANCE * n * _width(d) ** 2
+        seconds += PCP_COVARIANCE * n * d.width ** 2
     return seconds
 
 

@@ -276,13 +276,12 @@ def memory_text(n_records: int, attributes: QuasiIdentifiers | int | None) -> st
     """
     if attributes is None or n_records <= 0:
         return ""
-    nominal = isinstance(attributes, QuasiIdentifiers) and bool(attributes.nominal)
-    width = (attributes.numeric + sum(attributes.nominal)
-             if isinstance(attributes, QuasiIdentifiers) else int(attributes))
-    peak = n_records * (PER_RECORD_BYTES + EMBEDDING_COPIES * 8 * width)
+    attributes = QuasiIdentifiers.of(attributes)
+    peak = n_records * (PER_RECORD_BYTES + EMBEDDING_COPIES * 8 * attributes.width)
     if peak < SHOW_MEMORY_ABOVE:
         return ""
-    spread = f" (the categories make {width:,} columns)" if nominal else ""
+    spread = (f" (the categories make {attributes.width:,} columns)" if attributes.nominal
+              else "")
     return f"Memory the run needs at its peak: about {peak / 1e9:.1f} GB{spread}."
 
 
@@ -295,8 +294,7 @@ def run_seconds(spec: Method, values: Mapping[str, Any], n_records: int,
     (:func:`quasi_identifiers`)."""
     k = _number(values.get("k"), None)
     t = _number(values.get("t"), None)
-    count = (n_quasi_identifiers.numeric + len(n_quasi_identifiers.nominal)
-             if isinstance(n_quasi_identifiers, QuasiIdentifiers) else n_quasi_identifiers)
+    count = QuasiIdentifiers.of(n_quasi_identifiers).count
     if n_records <= 0 or count < 1 or (k is not None and k > n_records):
         return None
     extra = {}

@@ -312,7 +312,6 @@ def encode(table: pd.DataFrame, roles: RoleSpec, *, strict: bool = True) -> Enco
     levels = {c: resolve_level(table, roles, c) for c in qi}
     numeric = [c for c in qi if levels[c] is Level.NUMERIC]
     values = np.empty((n, len(qi)), dtype=np.float64)
-    blocks: dict[str, np.ndarray] = {}
     stats: dict[str, tuple[float, float]] = {}
     if numeric:
         # The same operations as core.prepare.standardize, so numeric files give
@@ -334,7 +333,6 @@ def encode(table: pd.DataFrame, roles: RoleSpec, *, strict: bool = True) -> Enco
         for j, column in enumerate(numeric):
             if values is not raw:
                 values[:, qi.index(column)] = raw[:, j]
-            blocks[column] = Z[:, j:j + 1]
             stats[column] = (float(mean[j]), float(std[j]))
     attributes = []
     codes_of: dict[str, np.ndarray] = {}
@@ -379,7 +377,7 @@ def encode(table: pd.DataFrame, roles: RoleSpec, *, strict: bool = True) -> Enco
         X = np.zeros((n, start), dtype=np.float64)
         for a in attributes:
             if a.level is Level.NUMERIC:
-                X[:, a.columns.start] = blocks[a.name][:, 0]
+                X[:, a.columns.start] = Z[:, numeric.index(a.name)]
             elif a.level is Level.ORDINAL:
                 X[:, a.columns.start] = a.scale * codes_of[a.name].astype(np.float64)
             else:
