@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from core.compiled import COMPILED
 from core.errors import Cancelled
-from core.methods import spatial_index, spatial_pool, tcloseness, tfirst
+from core.methods import spatial_index, spatial_pool, spatial_subsets, tcloseness, tfirst
 from core.privacy.attributes import TCloseAttribute
 from core.progress import TaskState
 from tests.test_spatial_pool import matrix
@@ -72,7 +72,7 @@ def test_compiled_loop_equals_reference(n, d, seed, k, t, rows, values, deep, th
         patch.setattr(tfirst_loop, "_LEAVE_TO_HELPER", leave)
         patch.setattr(tfirst_loop, "_PATIENCE", patience)
         if reindex:
-            patch.setattr(tfirst_loop, "_REINDEX_FROM", 1)
+            patch.setattr(spatial_subsets, "_REINDEX_FROM", 1)
         compiled, reference = both_labels(X, attributes, min(k, n), t)
     np.testing.assert_array_equal(compiled.labels, reference)
 

@@ -15,7 +15,9 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from core.compiled import COMPILED
 from core.errors import MicroaggError
+from core.methods.pool import RecordPool, squared_distances
 
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_flow
@@ -27,6 +29,10 @@ from core.privacy.multiplicative import (MULTIPLICATIVE_TOLERANCE, Buckets, as_f
 from core.progress import TaskState
 
 __all__ = ["BucketPartition", "tc_bucket"]
+
+# Below this many records the reference's passes over the records run (cheaper than
+# building the indexes; the same classes).
+_SMALL_POOL = 64
 
 
 @dataclass(frozen=True)
@@ -164,33 +170,39 @@ def tc_bucket(X, confidential_values, *, k: int, t: float, n_buckets: int | None
 
 
 def _plan(supply: np.ndarray, n: int, k: int, t: Fraction) -> np.ndarray | None:
-    """Bucket counts per class (n_classes × b), or None if no class count works."""
-    b = len(supply)
+    """Bucket counts per class (n_classes × b), or None if no class count works.
+
+    The most classes first: m classes are ⌊n/m⌋ records each and n mod m of them one
+    more. A class's bounds depend on its size alone, so the counting checks (every class
+    can reach its size within its bounds, every bucket its supply) are made on the two
+    sizes, O(b) for a count m, and the flow is built only for a count that passes them.
+    """
     largest = min(n // k, int(supply.min()))
     for m in range(largest, 0, -1):
-        sizes = np.full(m, n // m, dtype=np.int64)
-        sizes[: n % m] += 1
-        low, high = _bounds(sizes, supply, n, t)
-        if (low > high).any() or (low.sum(axis=1) > sizes).any() \
-                or (high.sum(axis=1) < sizes).any() or (low.sum(axis=0) > supply).any() \
-                or (high.sum(axis=0) < supply).any():
+        big = n % m  # classes of ⌊n/m⌋ + 1 records, the first ones
+        kinds = [(n // m + 1, big, *_bounds(n // m + 1, supply, n, t))] if big else []
+        kinds.append((n // m, m - big, *_bounds(n // m, supply, n, t)))
+        if any((low > high).any() or low.sum() > size or high.sum() < size
+               for size, _, low, high in kinds) \
+                or (sum(count * low for _, count, low, _ in kinds) > supply).any() \
+                or (sum(count * high for _, count, _, high in kinds) < supply).any():
             continue
+        sizes = np.concatenate([np.full(count, size, dtype=np.int64)
+                                for size, count, _, _ in kinds])
+        low = np.concatenate([np.tile(low, (count, 1)) for _, count, low, _ in kinds])
+        high = np.concatenate([np.tile(high, (count, 1)) for _, count, _, high in kinds])
         if _flow(sizes, supply, low, high) is None:
             continue
         return _emphasize(sizes, supply, low, high, n)
     return None  # pragma: no cover (m = 1 always fits: one class is the table)
 
 
-def _bounds(sizes, supply, n, t):
-    """Per class and bucket, the fewest and most records within ``[p_j/t, t·p_j]``."""
-    cache = {}
-    for e in np.unique(sizes):
-        share = [Fraction(int(e) * int(s), n) for s in supply]
-        cache[int(e)] = ([math.ceil(x / t) for x in share],
-                         [min(int(e), math.floor(x * t)) for x in share])
-    low = np.array([cache[int(e)][0] for e in sizes], dtype=np.int64)
-    high = np.array([cache[int(e)][1] for e in sizes], dtype=np.int64)
-    return low, high
+def _bounds(size: int, supply, n: int, t: Fraction):
+    """The fewest and most records of each bucket in a class of ``size`` records, within
+    ``[p_j/t, t·p_j]`` (exact fractions)."""
+    share = [Fraction(size * int(s), n) for s in supply]
+    return (np.array([math.ceil(x / t) for x in share], dtype=np.int64),
+            np.array([min(size, math.floor(x * t)) for x in share], dtype=np.int64))
 
 
 def _flow(sizes, supply, low, high) -> np.ndarray | None:
@@ -250,44 +262,71 @@ def _emphasize(sizes, supply, low, high, n) -> np.ndarray:
     return best
 
 
-def _form_classes(X, codes, plan, state) -> np.ndarray:
-    """MDAV-like: seed farthest from the centroid, nearest records per planned composition."""
-    n = len(X)
+def _nearest(pool, point: np.ndarray, need: int, include):
+    """The ``need`` live records of ``pool`` nearest to ``point``, nearest first (ties to
+    the first in the input), and their exact squared distances; ``include`` (the seed)
+    first, at distance 0. All of them when ``need`` reaches the live count."""
+    if need <= 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    if need < pool.count:
+        return pool.nearest_sorted(point, need, include=include)
+    live = pool.live_positions()
+    distances = squared_distances(pool.rows(live), point)
+    if include is not None:
+        distances[live == include] = -1.0
+    order = np.argsort(distances, kind="stable")
+    return live[order], np.maximum(distances[order], 0.0)
+
+
+def _form_classes(X, codes, plan, state, compiled: bool = True) -> np.ndarray:
+    """MDAV-like classes of the planned compositions (Section 6.3): the seed is the
+    record farthest from the centroid of the records left, and its class the composition
+    (a row of ``plan`` not yet used) whose nearest records of each bucket lie closest to
+    the seed in total (the sum of their squared distances; the first composition of
+    ``np.unique``'s order on ties). The seed always comes first among its bucket's
+    records, so it is in its class whenever the composition takes from its bucket.
+
+    This is the reference: the records left are a :class:`RecordPool` of everyone (the
+    centroid and the seed) and one per bucket (the nearest records), O(n²·d / k) time.
+    With compiled kernels (and ``compiled``) the same loop runs compiled on spatial
+    indexes (:func:`core.methods.bucket_loop.bucket_classes`), with the same
+    arithmetic (:mod:`core.methods.pool`: distances summed over the columns in order,
+    the centroid a running sum), so the same classes, label for label (the tests
+    compare them); a class then costs a farthest search and a nearest search per
+    bucket. O(n·d) memory either way.
+    """
+    n, b = X.shape[0], plan.shape[1]
     types, type_count = np.unique(plan, axis=0, return_counts=True)
+    if compiled and COMPILED and n >= _SMALL_POOL:
+        from core.methods.bucket_loop import bucket_classes
+        return bucket_classes(X, codes, types, type_count, state)
     labels = np.full(n, -1, dtype=np.int64)
-    alive = np.arange(n)
+    members = [np.flatnonzero(codes == j) for j in range(b)]
+    everyone, pools = RecordPool(X), [RecordPool(X[records]) for records in members]
     n_classes = len(plan)
     for c in range(n_classes):
-        points = X[alive]
-        centroid = points.mean(axis=0)
-        seed = int(np.argmax(((points - centroid) ** 2).sum(axis=1)))
-        distance = ((points - points[seed]) ** 2).sum(axis=1)
-        distance[seed] = -1.0  # the seed always belongs to its class
+        seed = everyone.record(everyone.farthest(everyone.centroid()))
+        point, home = X[seed], int(codes[seed])
         available = np.flatnonzero(type_count > 0)
-        nearest, cumulative = [], []
-        alive_codes = codes[alive]
-        for j in range(types.shape[1]):
-            members = np.flatnonzero(alive_codes == j)
-            need = int(types[available, j].max())
-            if 0 < need < len(members):
-                # Only the nearest `need` matter; keep every tie at the cut so that the
-                # stable sort below still prefers the record that comes first.
-                cut = np.partition(distance[members], need - 1)[need - 1]
-                members = members[distance[members] <= cut]
-            order = members[np.argsort(distance[members], kind="stable")]
-            nearest.append(order)
-            cumulative.append(np.concatenate(([0.0], np.cumsum(
-                np.maximum(distance[order], 0.0)))))
-        cost = [sum(cumulative[j][types[a, j]] for j in range(types.shape[1]))
-                for a in available]
+        cost = np.zeros(len(available))
+        nearest = []
+        for j in range(b):
+            include = (pools[j].position(int(np.searchsorted(members[j], seed)))
+                       if j == home else None)
+            positions, distances = _nearest(pools[j], point, int(types[available, j].max()),
+                                            include)
+            cost += np.concatenate(([0.0], np.cumsum(distances)))[types[available, j]]
+            nearest.append(positions)
         chosen = int(available[int(np.argmin(cost))])
         type_count[chosen] -= 1
-        taken = np.concatenate([nearest[j][: types[chosen, j]]
-                                for j in range(types.shape[1])])
-        labels[alive[taken]] = c
-        keep = np.ones(len(alive), dtype=bool)
-        keep[taken] = False
-        alive = alive[keep]
+        taken = []
+        for j in range(b):
+            positions = nearest[j][:types[chosen, j]]
+            taken.append(members[j][pools[j].records_at(positions)])
+            pools[j].remove(np.sort(positions))
+        taken = np.sort(np.concatenate(taken))
+        labels[taken] = c
+        everyone.remove(everyone.positions_of(taken))
         state.step((c + 1) / n_classes, f"tc-bucket: class {c + 1} of {n_classes}")
     return labels
 

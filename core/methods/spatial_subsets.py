@@ -23,9 +23,28 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.compiled import kernel
 from core.methods import spatial_tree
 
 __all__ = ["SubsetIndex"]
+
+_REINDEX_FROM = 256  # live rows: below this a subset's index is not built again
+
+
+def _live_rows(trees, out):
+    """``out[g]`` = (rows, live rows) of subset g's index."""
+    for g in range(len(trees)):
+        out[g, 0], out[g, 1] = trees[g][0].shape[0], trees[g][12][0]
+
+
+def _replace(trees, g, tree):
+    trees[g] = tree
+
+
+for _name in ("_live_rows", "_replace"):
+    _compiled = kernel(globals()[_name])
+    if _compiled is not None:
+        globals()[_name] = _compiled
 
 
 class SubsetIndex:
@@ -58,6 +77,21 @@ class SubsetIndex:
             levels = max(levels, depth)
             widest = max(widest, int((tree[8] - tree[7]).max(initial=0)) + 1)
         self._shape = (2 * levels + 8, widest, X.shape[1])
+        self._sizes = np.zeros((len(subsets), 2), dtype=np.int64)
+
+    def reindex(self) -> None:
+        """Build a subset's index again on its live rows once half of its rows have
+        emptied and at least ``_REINDEX_FROM`` are left
+        (:func:`core.methods.spatial_tree.reindex`: the same answers, fuller leaves).
+        Only while no search reads the indexes."""
+        sizes = self._sizes
+        _live_rows(self._trees, sizes)
+        for g in np.flatnonzero((2 * sizes[:, 1] <= sizes[:, 0])
+                                & (sizes[:, 1] >= _REINDEX_FROM)):
+            tree, _, _ = spatial_tree.reindex(self.plain_trees[g][:15],
+                                              np.zeros(self.plain_trees[g][0].shape[1]))
+            self.plain_trees[g] = tree + (np.zeros(len(tree[0]), dtype=np.int64),)
+            _replace(self._trees, int(g), self.plain_trees[g])
 
     @property
     def trees(self):

@@ -34,7 +34,6 @@ import numpy as np
 from core.compiled import kernel
 from core.methods import spatial_index as index
 from core.methods import spatial_parallel
-from core.methods import spatial_tree
 from core.methods import task_helper as helper
 from core.methods import tfirst_tasks as tasks
 from core.progress import TaskState
@@ -42,7 +41,6 @@ from core.progress import TaskState
 __all__ = ["LoopRun", "tfirst_clusters"]
 
 _STEPS = 64  # progress reports per run at least
-_REINDEX_FROM = 256  # live rows: below this a subset's index is not built again
 # Slots of the integer state vector.
 _COUNT, _BUFFER, _CLUSTERS, _N_SHELL, _SHELL_WORK, _PENDING, _BAD, _AGAIN = (
     tasks.COUNT, tasks.BUFFER, tasks.CLUSTERS, tasks.N_SHELL, tasks.SHELL_WORK, tasks.PENDING,
@@ -178,34 +176,6 @@ def _two_threads(levels: int, size: int) -> bool:
     return spatial_parallel.helper_wanted(levels) and size > 1
 
 
-def _live_rows(trees, out):
-    """``out[g]`` = (rows, live rows) of subset g's index."""
-    for g in range(len(trees)):
-        out[g, 0], out[g, 1] = trees[g][0].shape[0], trees[g][12][0]
-
-
-def _replace(trees, g, tree):
-    trees[g] = tree
-
-
-for _name in ("_live_rows", "_replace"):
-    _compiled = kernel(globals()[_name])
-    if _compiled is not None:
-        globals()[_name] = _compiled
-
-
-def _reindex(trees, plain: list, sizes: np.ndarray) -> None:
-    """Build a subset's index again on its live rows once half of its rows have emptied
-    and at least ``_REINDEX_FROM`` are left (:func:`core.methods.spatial_tree.reindex`:
-    the same answers, fuller leaves). ``plain`` holds the same trees as a Python list
-    (a typed list's items are slow to reach from Python)."""
-    _live_rows(trees, sizes)
-    for g in np.flatnonzero((2 * sizes[:, 1] <= sizes[:, 0]) & (sizes[:, 1] >= _REINDEX_FROM)):
-        tree, _, _ = spatial_tree.reindex(plain[g][:15], np.zeros(plain[g][0].shape[1]))
-        plain[g] = tree + (np.zeros(len(tree[0]), dtype=np.int64),)
-        _replace(trees, int(g), plain[g])
-
-
 class LoopRun(NamedTuple):
     """What :func:`tfirst_clusters` returns: the labels (n_records,) and how the two
     threads shared the work (for the tests): x₁ searched again after x₀'s cluster took
@@ -239,7 +209,6 @@ def tfirst_clusters(X: np.ndarray, subsets: list[np.ndarray], per: int,
     pool, (count, buffer, n_shell, shell_work) = everyone.hand_over()
     start, stop, first_leaf = pool[14], pool[15], pool[13]
     trees, size = indexes.trees, len(subsets)
-    plain, sizes = list(indexes.plain_trees), np.zeros((size, 2), dtype=np.int64)
     st = np.zeros(8, dtype=np.int64)
     st[_COUNT], st[_BUFFER], st[_N_SHELL], st[_SHELL_WORK] = count, buffer, n_shell, shell_work
     st[_PENDING] = -1
@@ -248,7 +217,7 @@ def tfirst_clusters(X: np.ndarray, subsets: list[np.ndarray], per: int,
     depth = indexes.scratch_shape[0]
     # a subset's index built again has leaves of up to LEAF_SIZE rows
     leaf = max([_widest_leaf(start, stop, first_leaf), index.LEAF_SIZE + 1] +
-               [_widest_leaf(tree[7], tree[8], tree[9]) for tree in plain])
+               [_widest_leaf(tree[7], tree[8], tree[9]) for tree in indexes.plain_trees])
     parts = tuple(tasks.thread_scratch(len(start), depth, m, leaf, d, size + 1) for _ in range(3))
     ctrl = helper.new_control()
     shared = (ctrl, np.zeros(d), np.zeros(size + 1, dtype=np.int64),
@@ -278,7 +247,7 @@ def tfirst_clusters(X: np.ndarray, subsets: list[np.ndarray], per: int,
                 if runner is not None:
                     runner.end(time.perf_counter() - began, int(st[_CLUSTERS] - before))
             if runner is None or runner.idle:  # no helper reading the indexes
-                _reindex(trees, plain, sizes)
+                indexes.reindex()
             if st[_BAD] or any(part[8][3] for part in parts):
                 raise AssertionError("subset index: a record taken out of its row's order")
             state.step(st[_CLUSTERS] / per, f"t-closeness-first: {st[_CLUSTERS]} clusters "
