@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.data.memory import run_memory_limit, run_peak_bytes
 from core.data.roles import Level, RoleSpec
 from core.methods.contract import Method, Parameter
 from core.methods.tfirst import tfirst_cluster_size
@@ -244,7 +245,8 @@ def what_will_happen(spec: Method, values: Mapping[str, Any], *, n_records: int 
                                      len(qis) if attributes is None else attributes))
     if text:
         lines.append(text)
-    memory = memory_text(n_records, len(qis) if attributes is None else attributes)
+    memory = memory_text(n_records, len(qis) if attributes is None else attributes,
+                         spec.name, values.get("refine"))
     if memory:
         lines.append(memory)
     return lines
@@ -253,36 +255,38 @@ def what_will_happen(spec: Method, values: Mapping[str, Any], *, n_records: int 
 SHOW_MEMORY_ABOVE = 2**30
 """A run's peak memory below this is not worth a line."""
 
-PER_RECORD_BYTES, EMBEDDING_COPIES = 566, 3.59
-"""A run's peak memory above the program's own: ``PER_RECORD_BYTES`` per record (labels,
-classes, the measures' per-record arrays) and ``EMBEDDING_COPIES`` times the
-quasi-identifiers' embedding (8 bytes per record and column). Fitted on MDAV at
-1,000,000 records: 853 MB for 10 numeric columns, 4.13 GB for 124 embedded columns
-(two numeric and five nominal attributes); at 300,000 × 124 it gives 1.19 GB, measured
-1.24 GB."""
 
-
-def memory_text(n_records: int, attributes: QuasiIdentifiers | int | None) -> str:
-    """"Memory the run needs at its peak: about 4.1 GB (...)." for a large run, else "".
+def memory_text(n_records: int, attributes: QuasiIdentifiers | int | None,
+                method: str | None = None, refine: str | None = None) -> str:
+    """"Memory the run needs at its peak: about 4.0 GiB (...)." for a large run, else "";
+    with what to do instead when it is more than a run may take on this computer (the
+    run is then refused: :func:`core.data.memory.check_run_memory`, the same model).
 
     Examples
     --------
-    >>> memory_text(1_000_000, QuasiIdentifiers(2, (2, 20, 30, 20, 50)))
-    'Memory the run needs at its peak: about 4.1 GB (the categories make 124 columns).'
-    >>> memory_text(5_000_000, 10)
-    'Memory the run needs at its peak: about 4.3 GB.'
-    >>> memory_text(1_000_000, 10)
+    >>> memory_text(1_000_000, QuasiIdentifiers(2, (2, 20, 30, 20, 50)), "mdav")
+    'Memory the run needs at its peak: about 4.0 GiB (the categories make 124 columns).'
+    >>> memory_text(5_000_000, 10, "mdav")
+    'Memory the run needs at its peak: about 4.0 GiB.'
+    >>> memory_text(1_000_000, 10, "mdav")
     ''
     """
     if attributes is None or n_records <= 0:
         return ""
     attributes = QuasiIdentifiers.of(attributes)
-    peak = n_records * (PER_RECORD_BYTES + EMBEDDING_COPIES * 8 * attributes.width)
+    peak = run_peak_bytes(n_records, attributes.width, method, refine)
     if peak < SHOW_MEMORY_ABOVE:
         return ""
     spread = (f" (the categories make {attributes.width:,} columns)" if attributes.nominal
               else "")
-    return f"Memory the run needs at its peak: about {peak / 1e9:.1f} GB{spread}."
+    text = f"Memory the run needs at its peak: about {peak / 2**30:.1f} GiB{spread}."
+    limit, what = run_memory_limit()
+    if peak > limit:
+        text += (f" That is more than {what}, so the run will be refused: run in blocks "
+                 "(Advanced)" + (", or recode the nominal attributes with the most "
+                                 "categories into fewer" if attributes.nominal else "")
+                 + ".")
+    return text
 
 
 def run_seconds(spec: Method, values: Mapping[str, Any], n_records: int,

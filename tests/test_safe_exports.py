@@ -212,27 +212,54 @@ def test_verify_reads_released_text_codes_as_text(tmp_path, capsys):
 
 
 def test_a_nominal_attribute_too_wide_to_measure_is_refused(monkeypatch):
-    """The limit is three quarters of the computer's memory over RUN_MEMORY_FACTOR (a
-    run's peak in embeddings), or MAX_EMBEDDING_BYTES when the memory cannot be read;
-    the message names the widest attributes and the ways out, before any work."""
+    """A run whose peak (core.data.memory.run_peak_bytes, the model the method tab
+    shows) is above three quarters of the computer's memory is refused before any
+    work; the message names the widest attributes and the ways out. A computer whose
+    memory cannot be read is taken to have ASSUMED_MEMORY."""
     import core.data.memory as memory
 
     table = pd.DataFrame({"code": [f"c{i}" for i in range(100)], "x": range(100),
                           "sex": ["F", "M"] * 50})
     roles = RoleSpec(quasi_identifiers=("x", "code", "sex"))
-    need = 8 * 100 * (1 + 100 + 2)
-    enough = int(need * memory.RUN_MEMORY_FACTOR / memory.MEMORY_SHARE)
+    need = memory.run_peak_bytes(100, 1 + 100 + 2, "mdav")
+    assert need > 100 * 103 * 8 * 3  # three embeddings at least
+    enough = int(need / memory.MEMORY_SHARE) + 8
     assert memory.physical_memory() > 2**28  # read on this computer
-    monkeypatch.setattr(memory, "physical_memory", lambda: enough - 8)
-    with pytest.raises(MicroaggError, match=r"103 columns.*'code' has 100 categories, "
-                       r"'sex' has 2 categories.*GiB of memory.*Recode.*run in blocks"):
+    monkeypatch.setattr(memory, "physical_memory", lambda: enough - 16)
+    with pytest.raises(MicroaggError, match=r"A run of mdav on 100 records would need .* GiB "
+                       r"of memory at its peak, more than three quarters of this computer's"
+                       r".*103 columns.*'code' has 100 categories, 'sex' has 2 categories"
+                       r".*Recode.*run in blocks"):
         anonymize(table, roles, k=5)
-    monkeypatch.setattr(memory, "physical_memory", lambda: enough + 8)
+    monkeypatch.setattr(memory, "physical_memory", lambda: enough)
     assert anonymize(table, roles, k=5).passed  # at the limit
     monkeypatch.setattr(memory, "physical_memory", lambda: None)
-    monkeypatch.setattr(memory, "MAX_EMBEDDING_BYTES", need - 1)
-    with pytest.raises(MicroaggError, match="than the .* GiB allowed"):
+    monkeypatch.setattr(memory, "ASSUMED_MEMORY", enough - 16)
+    with pytest.raises(MicroaggError, match="GiB assumed .this computer's memory could not"):
         anonymize(table, roles, k=5)
+
+
+def test_a_run_of_too_many_records_is_refused_whatever_its_columns(monkeypatch):
+    """Numbers alone: the per-record arrays count too (a census of tens of millions of
+    records on a small computer), and the method's own needs: tc-tfirst keeps an index
+    per subset beside the index of everyone."""
+    import core.data.memory as memory
+
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"a": rng.normal(size=400), "b": rng.normal(size=400),
+                          "y": rng.normal(size=400)})
+    roles = RoleSpec(quasi_identifiers=("a", "b"), confidential=("y",))
+    mdav = memory.run_peak_bytes(400, 2, "mdav")
+    tfirst = memory.run_peak_bytes(400, 2, "tc-tfirst")
+    assert mdav < tfirst < memory.run_peak_bytes(400, 2, "mdav", "igd") + 400 * 400
+    monkeypatch.setattr(memory, "physical_memory",
+                        lambda: int(mdav / memory.MEMORY_SHARE) + 8)
+    assert anonymize(table, roles, k=5).passed
+    with pytest.raises(MicroaggError, match=r"A run of tc-tfirst on 400 records would need"
+                       r".*Run in blocks \(Method ▸ Advanced, or --engine dask\)"):
+        anonymize(table, roles, "tc-tfirst", k=5, t=0.3)
+    with pytest.raises(MicroaggError, match="A run of mdav on 400"):
+        anonymize(table, roles, k=5, refine="igd")
 
 
 @pytest.mark.parametrize("suffix, blocks, expected", [

@@ -194,26 +194,44 @@ def test_quasi_identifiers_for_the_estimate():
     assert run_seconds(mdav, {"k": 5}, 300_000, QuasiIdentifiers(0, (12,))) is not None
 
 
-def test_what_will_happen_says_the_memory_of_a_large_run():
-    """The run's peak from the records and the embedding's width (MDAV at 1,000,000
-    records peaked 4.13 GB above the program's own with 124 embedded columns, 853 MB
-    with 10 numeric ones)."""
+def test_what_will_happen_says_the_memory_of_a_large_run(monkeypatch):
+    """The run's peak by core.data.memory's model, the one the run is refused by (MDAV
+    at 1,000,000 records peaked 3.85 GiB above the program's own with 124 embedded
+    columns, 0.84 GiB with 10 numeric ones); and, above three quarters of the
+    computer's memory, that the run will be refused and what to do."""
+    import core.data.memory as memory
+
     roles = RoleSpec(quasi_identifiers=("a", "b", "c"))
     wide = QuasiIdentifiers(2, (2, 20, 30, 20, 50))
-    mdav = get_method("mdav")
+    mdav, tfirst = get_method("mdav"), get_method("tc-tfirst")
 
-    def memory(n, attributes=None):
-        lines = what_will_happen(mdav, {"k": 5}, n_records=n, roles=roles,
+    def memory_lines(n, attributes=None, spec=mdav, values=None):
+        lines = what_will_happen(spec, values or {"k": 5}, n_records=n, roles=roles,
                                  attributes=attributes)
         return [line for line in lines if line.startswith("Memory")]
 
-    assert memory(1_000_000, wide) == ["Memory the run needs at its peak: about 4.1 GB "
-                                       "(the categories make 124 columns)."]
-    assert memory(100_000, wide) == []  # below 1 GiB
-    assert memory(1_000_000, QuasiIdentifiers(10)) == []  # 0.85 GB
-    assert memory(5_000_000, QuasiIdentifiers(10)) == [
-        "Memory the run needs at its peak: about 4.3 GB."]
-    assert memory(5_000_000) == ["Memory the run needs at its peak: about 3.3 GB."]  # 3 QIs
+    monkeypatch.setattr(memory, "physical_memory", lambda: 64 * 2**30)
+    assert memory_lines(1_000_000, wide) == ["Memory the run needs at its peak: about "
+                                             "4.0 GiB (the categories make 124 columns)."]
+    assert memory_lines(100_000, wide) == []  # below 1 GiB
+    assert memory_lines(1_000_000, QuasiIdentifiers(10)) == []  # 0.91 GiB
+    assert memory_lines(5_000_000, QuasiIdentifiers(10)) == [
+        "Memory the run needs at its peak: about 4.0 GiB."]
+    assert memory_lines(5_000_000) == ["Memory the run needs at its peak: about 3.2 GiB."]
+    # the method's own needs: an index per subset, a refinement's lists
+    assert memory_lines(1_000_000, wide, tfirst, {"k": 5, "t": 0.2}) == [
+        "Memory the run needs at its peak: about 7.0 GiB (the categories make 124 "
+        "columns)."]
+    assert memory_lines(5_000_000, QuasiIdentifiers(10), values={"k": 5, "refine": "igd"}) \
+        == ["Memory the run needs at its peak: about 5.8 GiB."]
+    monkeypatch.setattr(memory, "physical_memory", lambda: 4 * 2**30)
+    assert memory_lines(1_000_000, wide) == [
+        "Memory the run needs at its peak: about 4.0 GiB (the categories make 124 "
+        "columns). That is more than three quarters of this computer's 4 GiB of memory, "
+        "so the run will be refused: run in blocks (Advanced), or recode the nominal "
+        "attributes with the most categories into fewer."]
+    assert memory_lines(5_000_000, QuasiIdentifiers(10))[0].endswith(
+        "so the run will be refused: run in blocks (Advanced).")
 
 
 # -- the panel ---------------------------------------------------------------------------

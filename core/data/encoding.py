@@ -61,7 +61,7 @@ import pandas as pd
 
 from core.errors import MicroaggError
 from core.data.categories import group_aggregate_codes
-from core.data.memory import check_embedding_size
+from core.data.memory import check_run_memory
 from core.data.prepare import constant_columns, numeric_matrix
 from core.data.roles import Level, RoleSpec, is_number_column
 
@@ -274,7 +274,8 @@ def resolve_level(table: pd.DataFrame, roles: RoleSpec, column: str) -> Level:
     return Level.NOMINAL
 
 
-def encode(table: pd.DataFrame, roles: RoleSpec, *, strict: bool = True) -> Encoding:
+def encode(table: pd.DataFrame, roles: RoleSpec, *, strict: bool = True,
+           run: tuple[str | None, str | None] = (None, None)) -> Encoding:
     """Measure the quasi-identifiers of ``table`` (module notes).
 
     Parameters
@@ -287,6 +288,10 @@ def encode(table: pd.DataFrame, roles: RoleSpec, *, strict: bool = True) -> Enco
         Refuse a constant quasi-identifier (before a run). The measures and the
         verifier, which must describe any table, pass False: a constant attribute then
         gets scale 1 (it adds nothing to SSE and n to SST).
+    run : (method, refinement)
+        What the embedding is for, as the memory check counts it
+        (:func:`core.data.memory.check_run_memory`): a run is refused before the
+        embedding is made when it would not fit in memory.
 
     Returns
     -------
@@ -296,7 +301,8 @@ def encode(table: pd.DataFrame, roles: RoleSpec, *, strict: bool = True) -> Enco
     ------
     MicroaggError
         A missing or infinite value, a constant column, a value outside a declared
-        order; the message names the column and the first data row.
+        order (the message names the column and the first data row); a run that would
+        not fit in memory.
 
     Examples
     --------
@@ -368,10 +374,10 @@ def encode(table: pd.DataFrame, roles: RoleSpec, *, strict: bool = True) -> Enco
         attributes.append(AttributeCoding(column, level, slice(start, start + width),
                                           categories=categories, scale=scale))
         start += width
+    check_run_memory(attributes, n, start, *run)
     if len(numeric) == len(qi):
         X = Z
     else:
-        check_embedding_size(attributes, n, start)
         # Written into X directly (a block per attribute copied in afterwards held the
         # embedding twice).
         X = np.zeros((n, start), dtype=np.float64)

@@ -1,11 +1,14 @@
-"""Whether the quasi-identifiers' embedding leaves a run room in this computer's memory.
+"""Whether a run fits in this computer's memory, and how much it will need.
 
-A nominal attribute of m categories is m columns of the embedding
-(:mod:`core.data.encoding`), and a run holds the embedding several times over (the
-method's spatial index, record linkage's search tree, the released table embedded for
-the measures), so a census file of a million records with a few nominal attributes of
-many categories can need more memory than the computer has. The encoding refuses it
-before any work, with what to do instead (:func:`check_embedding_size`).
+A run holds, beside the table, per-record arrays (labels, classes, the measures'
+risks) and the quasi-identifiers' embedding several times over (the method's spatial
+index, record linkage's search tree, the released table embedded for the measures). A
+nominal attribute of m categories is m columns of the embedding
+(:mod:`core.data.encoding`), so a census file with a few nominal attributes of many
+categories, or simply tens of millions of records, can need more memory than the
+computer has. :func:`run_peak_bytes` is the one model of a run's peak: the method tab
+shows it, and the encoding refuses a run above :func:`run_memory_limit` before any
+work (:func:`check_run_memory`), with what to do instead.
 """
 
 from __future__ import annotations
@@ -16,16 +19,78 @@ import sys
 from core.errors import MicroaggError
 from core.data.roles import Level
 
-__all__ = ["MAX_EMBEDDING_BYTES", "MEMORY_SHARE", "RUN_MEMORY_FACTOR",
-           "check_embedding_size", "embedding_limit", "physical_memory"]
+__all__ = ["ASSUMED_MEMORY", "MEMORY_SHARE", "OTHER_RUN_MEMORY", "REFINE_BYTES_PER_RECORD",
+           "RUN_MEMORY", "TREE_AHEAD_BYTES",
+           "check_run_memory", "physical_memory", "run_memory_limit", "run_peak_bytes",
+           "tree_bytes"]
 
-MAX_EMBEDDING_BYTES = 1 << 30
-"""The largest embedding (8 bytes per record and column) when the computer's memory is
-not known (:func:`physical_memory`)."""
+TREE_AHEAD_BYTES = 256 * 2**20
+"""The largest search tree made while the method runs
+(:class:`core.measures.ahead.MeasuresAhead`). A larger one (wide embeddings: nominal
+quasi-identifiers of many categories, at census scale) is made when the measures begin,
+once the method has let go of its own structures: held beside them, it set the run's
+peak."""
 
-RUN_MEMORY_FACTOR = 4.5
-"""A run's peak memory in embeddings: MDAV on 1,000,000 records of 124 embedded columns
-(0.99 GB) peaked at 4.5 GB of process memory, on 300,000 at 1.57 GB for 0.28 GB."""
+
+def tree_bytes(rows: int, columns: int) -> int:
+    """Memory of record linkage's search tree over ``rows`` × ``columns`` originals
+    (:func:`core.measures.linkage.build_tree`): the rows in tree order and a box per
+    node, about a node per four rows."""
+    return 12 * rows * columns
+
+
+RUN_MEMORY: dict[str, tuple[int, float]] = {
+    # Peak RSS above the program's own, less the search tree made ahead, split into
+    # bytes per record (labels, classes, the measures' per-record arrays) and copies of
+    # the embedding (8 bytes per record and column), from runs at 300,000 × 10 numeric
+    # and 100,000 × 124 embedded columns (two numeric and five nominal attributes);
+    # GSMS, V-MDAV and tc-kfirst at 100,000 × 10 and 50,000 × 124. MDAV: 875 bytes per
+    # record at 300,000 × 10, 4,133 at 300,000 × 124 (3.6 embeddings apart), 900 MB at
+    # 1,000,000 × 10 with its 120 MB tree. tc-tfirst and tc-bucket keep an index of
+    # everyone and one per subset or bucket: 891 and 911 MB at 100,000 × 124 against
+    # MDAV's 619 MB; GSMS, with its neighbour lists, 551 MB at 50,000 × 124 (V-MDAV 287).
+    "mdav": (550, 3.8), "cbfs": (550, 3.8), "tfrp": (550, 3.8), "pcp": (550, 3.8),
+    "zscores": (550, 3.8), "tc-merge": (550, 3.8), "optimal-univariate": (800, 3.8),
+    "individual-ranking": (800, 3.8), "mic1d": (900, 3.8), "tc-tfirst": (600, 7.0),
+    "tc-bucket": (600, 7.0), "tc-kfirst": (800, 3.8), "vmdav": (650, 3.8),
+    "gsms": (800, 8.5),
+}
+"""A run's peak by method: (bytes per record, embeddings)."""
+
+OTHER_RUN_MEMORY = (1200, 8.5)
+"""The peak of a method not measured: the most of those measured."""
+
+REFINE_BYTES_PER_RECORD = {"tfrp2": 200, "igd": 400}
+"""What a refinement adds per record (MDAV + TFRP2 at 300,000: 174; + IGD at 100,000:
+381)."""
+
+MEMORY_SHARE = 0.75
+"""The share of the computer's memory a run may take at its peak (the rest for the
+system, the window and other programs)."""
+
+ASSUMED_MEMORY = 8 * 2**30
+"""The memory taken for a computer whose memory cannot be read."""
+
+
+def run_peak_bytes(n: int, width: int, method: str | None = None,
+                   refine: str | None = None) -> int:
+    """A run's peak memory above the program's own: ``n`` records of ``width``
+    embedded columns, with ``method`` (its :data:`RUN_MEMORY`, or
+    :data:`OTHER_RUN_MEMORY`) and ``refine``, and record linkage's search tree when it
+    is made beside the method (:data:`TREE_AHEAD_BYTES`).
+
+    Examples
+    --------
+    >>> round(run_peak_bytes(1_000_000, 124, "mdav") / 2**30, 1)
+    4.0
+    >>> round(run_peak_bytes(1_000_000, 10, "mdav") / 2**30, 2)
+    0.91
+    """
+    per_record, copies = RUN_MEMORY.get(method, OTHER_RUN_MEMORY)
+    per_record += REFINE_BYTES_PER_RECORD.get(refine, 0)
+    tree = tree_bytes(n, width)
+    return int(n * (per_record + copies * 8 * width)
+               + (tree if tree <= TREE_AHEAD_BYTES else 0))
 
 
 def physical_memory() -> int | None:
@@ -55,37 +120,42 @@ def physical_memory() -> int | None:
     return None
 
 
-MEMORY_SHARE = 0.75
-"""The share of the computer's memory a run may take at its peak (the rest for the
-system, the window and other programs)."""
-
-
-def embedding_limit() -> tuple[int, str]:
-    """The largest embedding a run may need, in bytes, and what sets it:
-    :data:`MEMORY_SHARE` of the computer's memory over :data:`RUN_MEMORY_FACTOR`, or
-    :data:`MAX_EMBEDDING_BYTES` when the memory cannot be read."""
+def run_memory_limit() -> tuple[int, str]:
+    """The most a run may need at its peak, in bytes, and what sets it:
+    :data:`MEMORY_SHARE` of the computer's memory, or of :data:`ASSUMED_MEMORY` when
+    it cannot be read."""
     memory = physical_memory()
     if memory is None:
-        return MAX_EMBEDDING_BYTES, f"the {MAX_EMBEDDING_BYTES / 2**30:g} GiB allowed"
-    return (int(MEMORY_SHARE * memory / RUN_MEMORY_FACTOR),
+        return (int(MEMORY_SHARE * ASSUMED_MEMORY),
+                f"three quarters of the {ASSUMED_MEMORY / 2**30:.0f} GiB assumed (this "
+                "computer's memory could not be read)")
+    return (int(MEMORY_SHARE * memory),
             f"three quarters of this computer's {memory / 2**30:.0f} GiB of memory")
 
 
-def check_embedding_size(attributes, n: int, width: int) -> None:
-    """Refuse quasi-identifiers whose embedding (a column per category of a nominal
-    one) would not leave a run room in memory (:func:`embedding_limit`)."""
-    need = n * width * 8
-    limit, what = embedding_limit()
+def check_run_memory(attributes, n: int, width: int, method: str | None = None,
+                     refine: str | None = None) -> None:
+    """Refuse a run whose peak (:func:`run_peak_bytes`) is above
+    :func:`run_memory_limit`, naming the nominal attributes with the most categories
+    when they widen the embedding, and the ways out."""
+    need = run_peak_bytes(n, width, method, refine)
+    limit, what = run_memory_limit()
     if need <= limit:
         return
     nominal = sorted((a for a in attributes if a.level is Level.NOMINAL),
                      key=lambda a: -len(a.categories))
-    widest = ", ".join(f"'{a.name}' has {len(a.categories):,} categories"
-                       for a in nominal[:3])
-    raise MicroaggError(
-        f"The quasi-identifiers make {width:,} columns, one per category of a nominal "
-        f"one ({widest}): measuring {n:,} records on them needs {need / 2**30:.1f} GiB, "
-        f"and a run about {RUN_MEMORY_FACTOR * need / 2**30:.0f} GiB, more than {what}. "
-        "Recode the attributes with the most categories into fewer (e.g. the first "
-        "digits of a postal code), declare an attribute ordinal if its categories have "
-        "an order, or run in blocks (Method ▸ Advanced, or --engine dask).")
+    doing = f"A run of {method}" if method else "Working"
+    text = (f"{doing} on {n:,} records would need about {need / 2**30:.1f} GiB of memory "
+            f"at its peak, more than {what}.")
+    if nominal:
+        widest = ", ".join(f"'{a.name}' has {len(a.categories):,} categories"
+                           for a in nominal[:3])
+        text += (f" The quasi-identifiers make {width:,} columns, one per category of a "
+                 f"nominal one ({widest}). Recode the attributes with the most categories "
+                 "into fewer (e.g. the first digits of a postal code), declare an "
+                 "attribute ordinal if its categories have an order, or run in blocks "
+                 "(Method ▸ Advanced, or --engine dask), which hold one block at a time.")
+    else:
+        text += (" Run in blocks (Method ▸ Advanced, or --engine dask), which hold one "
+                 "block at a time, or use a computer with more memory.")
+    raise MicroaggError(text)

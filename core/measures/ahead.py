@@ -12,27 +12,13 @@ from concurrent.futures import wait
 import numpy as np
 
 from core.data.encoding import Encoding
+from core.data.memory import TREE_AHEAD_BYTES, tree_bytes  # the memory model's
 from core.data.roles import Level
 from core.measures.disclosure import linkage_originals
 from core.measures.utility import mixed_moments
 
 __all__ = ["MeasuresAhead", "Work", "known_columns", "nominal_mask", "ordered_columns",
            "TREE_AHEAD_BYTES", "tree_bytes"]
-
-TREE_AHEAD_BYTES = 256 * 2**20
-"""The largest search tree made while the method runs. A larger one (wide embeddings:
-nominal quasi-identifiers of many categories, at census scale) is made when the measures
-begin, once the method has let go of its own structures: held beside them, it set the
-run's peak. MDAV on 1,000,000 records with two numeric and five nominal
-quasi-identifiers (124 embedded columns): see :class:`MeasuresAhead`."""
-
-
-def tree_bytes(rows: int, columns: int) -> int:
-    """Memory of record linkage's search tree over ``rows`` × ``columns`` originals
-    (:func:`core.measures.linkage.build_tree`): the rows in tree order and a box per
-    node, about a node per four rows."""
-    return 12 * rows * columns
-
 
 class MeasuresAhead:
     """The measures' work on the original alone, started before there is a release.

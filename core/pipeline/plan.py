@@ -136,7 +136,8 @@ def prepare_run(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     # A constant quasi-identifier is measured (scale 1, nothing to SST) and reported by
     # the release warnings, not refused: a file of identical records can be released.
     try:
-        encoding = encode(table, roles, strict=False)
+        encoding = encode(table, roles, strict=False,
+                          run=(spec.name, resolved.get("refine")))
     except MicroaggError as error:
         if not len(excluded):
             raise
