@@ -48,11 +48,12 @@ RUN_MEMORY: dict[str, tuple[int, float]] = {
     # record at 300,000 × 10, 4,133 at 300,000 × 124 (3.6 embeddings apart), 900 MB at
     # 1,000,000 × 10 with its 120 MB tree. tc-tfirst and tc-bucket keep an index of
     # everyone and one per subset or bucket: 891 and 911 MB at 100,000 × 124 against
-    # MDAV's 619 MB; GSMS, with its neighbour lists, 551 MB at 50,000 × 124 (V-MDAV 287).
+    # MDAV's 619 MB; at 50,000 × 124 GSMS, with its neighbour lists, 551 MB, tc-kfirst
+    # 426 MB, V-MDAV 287 MB and MDAV 314 MB.
     "mdav": (550, 3.8), "cbfs": (550, 3.8), "tfrp": (550, 3.8), "pcp": (550, 3.8),
     "zscores": (550, 3.8), "tc-merge": (550, 3.8), "optimal-univariate": (800, 3.8),
     "individual-ranking": (800, 3.8), "mic1d": (900, 3.8), "tc-tfirst": (600, 7.0),
-    "tc-bucket": (600, 7.0), "tc-kfirst": (800, 3.8), "vmdav": (650, 3.8),
+    "tc-bucket": (600, 7.0), "tc-kfirst": (550, 6.5), "vmdav": (650, 3.8),
     "gsms": (800, 8.5),
 }
 """A run's peak by method: (bytes per record, embeddings)."""
