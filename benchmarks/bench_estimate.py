@@ -43,7 +43,7 @@ CASES = (  # METHOD:N[:D[:K]]
     "pcp:1000000", "pcp:1000000:3", "zscores:1000000", "individual-ranking:1000000:5",
     "optimal-univariate:1000000:1", "mic1d:1000000", "mdav:200000", "mdav:300000:3",
     "cbfs:200000", "tfrp:200000", "tc-merge:100000", "tc-tfirst:100000", "gsms:50000",
-    "vmdav:50000", "tc-kfirst:30000", "tc-bucket:30000", "mdav+igd:50000",
+    "vmdav:50000", "tc-kfirst:30000", "tc-bucket:300000", "mdav+igd:50000",
     "pcp+tfrp2:20000",
 )
 NOMINAL_TABLES = {  # name: (column, "number" | "whole:M" | "ordinal:M" | "nominal:M")

@@ -28,7 +28,7 @@ from core import Cancelled, RoleSpec, TaskState, anonymize  # noqa: E402
 
 CASES = ("pcp:1000000", "individual-ranking:1000000", "mic1d:1000000", "mdav:1000000",
          "cbfs:300000", "tfrp:300000", "tc-merge:300000", "tc-tfirst:300000",
-         "gsms:100000", "vmdav:100000", "tc-kfirst:50000", "tc-bucket:30000",
+         "gsms:100000", "vmdav:100000", "tc-kfirst:50000", "tc-bucket:300000",
          "mdav-igd:100000")
 QUICK = ("pcp:200000", "mdav:100000", "tc-merge:50000", "tc-tfirst:50000",
          "gsms:20000")

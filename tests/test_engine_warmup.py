@@ -36,6 +36,19 @@ def test_warm_up_runs_every_option_of_every_method_it_is_given(monkeypatch):
         assert started[-2:] == ["SearchHelper", "TaskHelper"]
 
 
+def test_every_method_is_warmed_up_with_values_it_accepts():
+    """Small values where the method takes them (k = 3, t = 0.5); tc-bucket's
+    multiplicative t must be above 1 and keeps its default, so its compiled loop is
+    warmed up too (with t = 0.5 it was refused and skipped)."""
+    for method in registry.methods():
+        for settings in warmup._settings(method):
+            for parameter in method.parameters:
+                assert parameter.constraint.accepts(settings[parameter.name]), (
+                    method.name, parameter.name)
+    assert warmup._settings(registry.get_method("tc-bucket")) == [{"k": 3, "t": 1.5}]
+    assert warmup._settings(registry.get_method("tc-tfirst")) == [{"k": 3, "t": 0.5}]
+
+
 def test_the_command_line_flag_warms_up_and_exits(monkeypatch, capsys):
     from microagg_desktop.app import main
 

@@ -50,7 +50,9 @@ def _settings(method) -> list[dict]:
     """Every combination of the method's options, with small numeric parameters."""
     fixed = {p.name: p.default for p in method.parameters
              if not isinstance(p.constraint, Options)}
-    fixed.update({name: value for name, value in (("k", 3), ("t", 0.5)) if name in fixed})
+    small = {p.name: value for p in method.parameters for name, value in (("k", 3), ("t", 0.5))
+             if p.name == name and p.constraint.accepts(value)}  # tc-bucket's t is > 1
+    fixed.update(small)
     choices = [[(p.name, value) for value in p.constraint.values]
                for p in method.parameters if isinstance(p.constraint, Options)]
     return [{**fixed, **dict(combination)} for combination in itertools.product(*choices)]
