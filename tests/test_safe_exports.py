@@ -262,6 +262,37 @@ def test_a_run_of_too_many_records_is_refused_whatever_its_columns(monkeypatch):
         anonymize(table, roles, k=5, refine="igd")
 
 
+def test_measuring_a_release_too_large_is_refused_by_its_own_model(monkeypatch, tmp_path,
+                                                                   capsys):
+    """``microagg measure`` and ``microagg verify`` need less than a run (no method's
+    index): they are checked by the measuring model, and refused with a message, never
+    a traceback, when even that does not fit."""
+    import core.data.memory as memory
+
+    rng = np.random.default_rng(1)
+    table = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300)})
+    roles = RoleSpec(quasi_identifiers=("a", "b"))
+    released = anonymize(table, roles, k=5).masked
+    measuring = memory.run_peak_bytes(300, 2, memory.MEASURING)
+    assert measuring < memory.run_peak_bytes(300, 2, "mdav")
+    monkeypatch.setattr(memory, "physical_memory",
+                        lambda: int(measuring / memory.MEMORY_SHARE) + 8)
+    assert verify_k_anonymity(table, released, roles, 5).passed
+    with pytest.raises(MicroaggError, match="A run of mdav on 300 records"):
+        anonymize(table, roles, k=5)
+    monkeypatch.setattr(memory, "physical_memory",
+                        lambda: int(measuring / memory.MEMORY_SHARE) - 8)
+    source, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    table.to_csv(source, index=False)
+    released.to_csv(out, index=False)
+    for command in ("verify", "measure"):
+        extra = ["--k", "5"] if command == "verify" else []
+        assert main([command, str(source), str(out), "--qi", "a", "b", *extra]) == 2
+        err = capsys.readouterr().err
+        assert "Measuring or verifying a release on 300 records would need" in err
+        assert "Traceback" not in err
+
+
 @pytest.mark.parametrize("suffix, blocks, expected", [
     # CSV: the table only, in blocks of 10 of its 35 rows
     (".csv", ("_CSV_ROWS_PER_BLOCK", write_module), [10 / 35, 20 / 35, 30 / 35, 1.0]),

@@ -85,6 +85,7 @@ from core.errors import MicroaggError
 
 from core.data.bits import same_bits
 from core.data.encoding import Encoding, encode
+from core.data.memory import MEASURING
 from core.data.roles import RoleSpec
 from core.measures.ahead import (MeasuresAhead, Work, known_columns, nominal_mask,
                                  ordered_columns)
@@ -286,7 +287,7 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
                      intruder_scenarios(qi, scenarios, size=scenario_size,
                                         count=n_scenarios, seed=seed))
     if encoding is None:
-        encoding = encode(original, roles, strict=False)
+        encoding = encode(original, roles, strict=False, run=(MEASURING, None))
     raw = encoding.values
     raw_masked, unknown = encoding.values_of(masked)
     for column, count in unknown.items():
