@@ -5,11 +5,16 @@ Every problem with the user's input (a file, a column, a row, a parameter) raise
 what to do. The CLI prints it on one line; the GUI shows it in a message box.
 """
 
-__all__ = ["MicroaggError", "SmallStratumError", "Cancelled"]
+__all__ = ["MicroaggError", "SmallStratumError", "TooLargeForMemory", "Cancelled"]
 
 
 class MicroaggError(ValueError):
     """Bad input: the message names the file, column, row or parameter at fault."""
+
+
+class TooLargeForMemory(MicroaggError):
+    """A run (or a measuring) would need more memory than this computer allows; the
+    message says how much and what to do instead (:mod:`core.data.memory`)."""
 
 
 class SmallStratumError(MicroaggError):

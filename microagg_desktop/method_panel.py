@@ -324,7 +324,9 @@ class MethodPanel(QWidget):
         return what_will_happen(get_method(self.state.method), self.state.values,
                                 n_records=self.n_records, roles=self.roles_spec,
                                 blocks=self.blocks(), noise=self.noise_options() or None,
-                                attributes=self.attributes)
+                                attributes=self.attributes,
+                                block_size=(self.cluster_box.options() or {}).get(
+                                    "block_size"))
 
     def run_seconds(self, parameter: str, value: Any) -> float | None:
         """The estimated seconds of a run with these settings but ``parameter`` at

@@ -169,7 +169,8 @@ is listed here, by method name.
 def what_will_happen(spec: Method, values: Mapping[str, Any], *, n_records: int = 0,
                      roles: RoleSpec | None = None, blocks: Sequence | str | None = None,
                      noise: Mapping[str, Any] | None = None,
-                     attributes: QuasiIdentifiers | None = None) -> list[str]:
+                     attributes: QuasiIdentifiers | None = None,
+                     block_size: int | None = None) -> list[str]:
     """Plain sentences on what a run of ``spec`` will do with this table and roles.
 
     Parameters
@@ -187,6 +188,9 @@ def what_will_happen(spec: Method, values: Mapping[str, Any], *, n_records: int 
     attributes : QuasiIdentifiers, optional
         What the quasi-identifiers are (:func:`quasi_identifiers`), for the time
         estimate; without it each counts as one numeric attribute.
+    block_size : int, optional
+        Records per block of a run blocked on a Dask cluster (the memory then counts
+        a block, and nothing is refused).
     """
     lines: list[str] = []
     k = _number(values.get("k"), None)
@@ -246,7 +250,7 @@ def what_will_happen(spec: Method, values: Mapping[str, Any], *, n_records: int 
     if text:
         lines.append(text)
     memory = memory_text(n_records, len(qis) if attributes is None else attributes,
-                         spec.name, values.get("refine"))
+                         spec.name, values.get("refine"), values.get("base"), block_size)
     if memory:
         lines.append(memory)
     return lines
@@ -257,10 +261,13 @@ SHOW_MEMORY_ABOVE = 2**30
 
 
 def memory_text(n_records: int, attributes: QuasiIdentifiers | int | None,
-                method: str | None = None, refine: str | None = None) -> str:
+                method: str | None = None, refine: str | None = None,
+                base: str | None = None, block_size: int | None = None) -> str:
     """"Memory the run needs at its peak: about 4.0 GiB (...)." for a large run, else "";
     with what to do instead when it is more than a run may take on this computer (the
     run is then refused: :func:`core.data.memory.check_run_memory`, the same model).
+    A run blocked on a Dask cluster (``block_size``) holds a block at a time on a
+    worker: the line counts one block, and says nothing of a refusal.
 
     Examples
     --------
@@ -274,11 +281,17 @@ def memory_text(n_records: int, attributes: QuasiIdentifiers | int | None,
     if attributes is None or n_records <= 0:
         return ""
     attributes = QuasiIdentifiers.of(attributes)
-    peak = run_peak_bytes(n_records, attributes.width, method, refine)
+    n = min(n_records, block_size) if block_size else n_records
+    peak = run_peak_bytes(n, attributes.width, method, refine, base)
     if peak < SHOW_MEMORY_ABOVE:
         return ""
     spread = (f" (the categories make {attributes.width:,} columns)" if attributes.nominal
               else "")
+    if block_size:
+        columns = (f"; the categories make {attributes.width:,} columns"
+                   if attributes.nominal else "")
+        return (f"Memory each block needs at its peak: about {peak / 2**30:.1f} GiB "
+                f"(blocks of about {n:,} records{columns}).")
     text = f"Memory the run needs at its peak: about {peak / 2**30:.1f} GiB{spread}."
     limit, what = run_memory_limit()
     if peak > limit:

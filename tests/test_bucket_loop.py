@@ -140,3 +140,11 @@ def test_the_seed_stays_first_when_another_record_lies_at_distance_zero():
     compiled, reference = both(X, y, 3, 1.5)
     np.testing.assert_array_equal(compiled.labels, reference.labels)
     assert reference.labels[5] == 0 != reference.labels[3]  # the first class took 5
+
+
+def test_no_quasi_identifier_columns_take_the_reference_path():
+    """The spatial indexes need a column; without one every record is at distance 0
+    from every other, and the reference forms the classes in input order."""
+    y = np.arange(100) % 4 * 1.0
+    part = tc_bucket(np.zeros((100, 0)), y, k=4, t=1.5)
+    assert part.n_classes == 25 and np.bincount(part.labels).min() == 4

@@ -54,3 +54,27 @@ def test_a_bad_scheduler_address_is_a_message_and_the_window_stays_usable(qtbot,
     with qtbot.waitSignal(window.runner.signals.finished, timeout=60_000):
         assert window.run()
     assert window.result is not None and window.result.passed
+
+
+def test_the_memory_line_counts_a_block_when_the_run_is_blocked(window, monkeypatch):
+    """Unblocked, a census run above three quarters of a 4 GiB computer is said to be
+    refused; blocked, the line gives what one block needs, and no refusal."""
+    import core.data.memory as memory
+    from core.data.roles import RoleSpec
+    from microagg_desktop.estimate import QuasiIdentifiers
+
+    monkeypatch.setattr(memory, "physical_memory", lambda: 4 * 2**30)
+    panel = window.method_panel
+    panel.set_method("mdav")
+    panel.set_context(5_000_000, RoleSpec(quasi_identifiers=tuple("abcdefg")),
+                      QuasiIdentifiers(2, (2, 20, 30, 20, 50)))
+
+    def memory_lines():
+        return [line for line in panel.forecast_lines() if line.startswith("Memory")]
+
+    assert "so the run will be refused: run in blocks (Advanced)" in memory_lines()[0]
+    panel.cluster_box.setChecked(True)
+    panel.cluster_box.block_spin.setValue(250_000)
+    assert memory_lines() == ["Memory each block needs at its peak: about 1.0 GiB (blocks "
+                              "of about 250,000 records; the categories make 124 "
+                              "columns)."]

@@ -265,32 +265,58 @@ def test_a_run_of_too_many_records_is_refused_whatever_its_columns(monkeypatch):
 def test_measuring_a_release_too_large_is_refused_by_its_own_model(monkeypatch, tmp_path,
                                                                    capsys):
     """``microagg measure`` and ``microagg verify`` need less than a run (no method's
-    index): they are checked by the measuring model, and refused with a message, never
-    a traceback, when even that does not fit."""
+    index; verifying less than measuring): each is checked by its own model, and
+    refused with a message, never a traceback, when even that does not fit."""
     import core.data.memory as memory
 
     rng = np.random.default_rng(1)
     table = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300)})
     roles = RoleSpec(quasi_identifiers=("a", "b"))
     released = anonymize(table, roles, k=5).masked
-    measuring = memory.run_peak_bytes(300, 2, memory.MEASURING)
-    assert measuring < memory.run_peak_bytes(300, 2, "mdav")
-    monkeypatch.setattr(memory, "physical_memory",
-                        lambda: int(measuring / memory.MEMORY_SHARE) + 8)
-    assert verify_k_anonymity(table, released, roles, 5).passed
-    with pytest.raises(MicroaggError, match="A run of mdav on 300 records"):
-        anonymize(table, roles, k=5)
-    monkeypatch.setattr(memory, "physical_memory",
-                        lambda: int(measuring / memory.MEMORY_SHARE) - 8)
     source, out = tmp_path / "in.csv", tmp_path / "out.csv"
     table.to_csv(source, index=False)
     released.to_csv(out, index=False)
-    for command in ("verify", "measure"):
+    verifying = memory.run_peak_bytes(300, 2, memory.VERIFYING)
+    measuring = memory.run_peak_bytes(300, 2, memory.MEASURING)
+    assert verifying < measuring < memory.run_peak_bytes(300, 2, "mdav")
+    for command, need, what in (("verify", verifying, "Verifying"),
+                                ("measure", measuring, "Measuring")):
         extra = ["--k", "5"] if command == "verify" else []
-        assert main([command, str(source), str(out), "--qi", "a", "b", *extra]) == 2
+        args = [command, str(source), str(out), "--qi", "a", "b", *extra]
+        monkeypatch.setattr(memory, "physical_memory",
+                            lambda need=need: int(need / memory.MEMORY_SHARE) + 8)
+        assert main(args) == 0, capsys.readouterr().err
+        with pytest.raises(MicroaggError, match="A run of mdav on 300 records"):
+            anonymize(table, roles, k=5)
+        monkeypatch.setattr(memory, "physical_memory",
+                            lambda need=need: int(need / memory.MEMORY_SHARE) - 8)
+        capsys.readouterr()
+        assert main(args) == 2
         err = capsys.readouterr().err
-        assert "Measuring or verifying a release on 300 records would need" in err
+        assert f"{what} a release on 300 records would need" in err
+        assert "Use a computer with more memory" in err and "--engine" not in err
         assert "Traceback" not in err
+
+
+def test_a_method_on_another_methods_partition_needs_the_larger_memory(monkeypatch):
+    """tc-merge on GSMS's partition holds GSMS's neighbour lists; and a refusal is not
+    given the note about records set aside for missing values."""
+    import core.data.memory as memory
+
+    rng = np.random.default_rng(2)
+    table = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300),
+                          "y": rng.normal(size=300)})
+    table.loc[7, "a"] = np.nan
+    roles = RoleSpec(quasi_identifiers=("a", "b"), confidential=("y",))
+    merge = memory.run_peak_bytes(299, 2, "tc-merge")
+    on_gsms = memory.run_peak_bytes(299, 2, "tc-merge", base="gsms")
+    assert on_gsms == memory.run_peak_bytes(299, 2, "gsms") > merge
+    monkeypatch.setattr(memory, "physical_memory",
+                        lambda: int(merge / memory.MEMORY_SHARE) + 8)
+    assert anonymize(table, roles, "tc-merge", k=5, t=0.5, missing="exclude").passed
+    with pytest.raises(MicroaggError, match="A run of tc-merge on 299 records") as refused:
+        anonymize(table, roles, "tc-merge", k=5, t=0.5, base="gsms", missing="exclude")
+    assert "missing values" not in str(refused.value)
 
 
 @pytest.mark.parametrize("suffix, blocks, expected", [

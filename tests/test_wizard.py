@@ -232,6 +232,16 @@ def test_what_will_happen_says_the_memory_of_a_large_run(monkeypatch):
         "attributes with the most categories into fewer."]
     assert memory_lines(5_000_000, QuasiIdentifiers(10))[0].endswith(
         "so the run will be refused: run in blocks (Advanced).")
+    # blocked on a Dask cluster: one block at a time, nothing refused
+    blocked = what_will_happen(mdav, {"k": 5}, n_records=5_000_000, roles=roles,
+                               attributes=wide, block_size=250_000)
+    assert [line for line in blocked if line.startswith("Memory")] == [
+        "Memory each block needs at its peak: about 1.0 GiB (blocks of about 250,000 "
+        "records; the categories make 124 columns)."]
+    # tc-merge holds its base method's structures
+    merge = get_method("tc-merge")
+    assert memory_lines(2_000_000, wide, merge, {"k": 5, "t": 0.2, "base": "gsms"}) != \
+        memory_lines(2_000_000, wide, merge, {"k": 5, "t": 0.2, "base": "mdav"})
 
 
 # -- the panel ---------------------------------------------------------------------------

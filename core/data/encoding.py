@@ -275,7 +275,7 @@ def resolve_level(table: pd.DataFrame, roles: RoleSpec, column: str) -> Level:
 
 
 def encode(table: pd.DataFrame, roles: RoleSpec, *, strict: bool = True,
-           run: tuple[str | None, str | None] = (None, None)) -> Encoding:
+           run: tuple = (None, None)) -> Encoding:
     """Measure the quasi-identifiers of ``table`` (module notes).
 
     Parameters
@@ -288,10 +288,11 @@ def encode(table: pd.DataFrame, roles: RoleSpec, *, strict: bool = True,
         Refuse a constant quasi-identifier (before a run). The measures and the
         verifier, which must describe any table, pass False: a constant attribute then
         gets scale 1 (it adds nothing to SSE and n to SST).
-    run : (method, refinement)
+    run : (method, refinement[, base method])
         What the embedding is for, as the memory check counts it
-        (:func:`core.data.memory.check_run_memory`): a run is refused before the
-        embedding is made when it would not fit in memory.
+        (:func:`core.data.memory.check_run_memory`): a run that would not fit in memory
+        is refused before the embedding of its nominal attributes is made (numeric
+        ones are standardized first: the check needs every attribute's width).
 
     Returns
     -------

@@ -16,10 +16,10 @@ from __future__ import annotations
 import os
 import sys
 
-from core.errors import MicroaggError
+from core.errors import TooLargeForMemory
 from core.data.roles import Level
 
-__all__ = ["ASSUMED_MEMORY", "MEASURING", "MEMORY_SHARE", "OTHER_RUN_MEMORY", "REFINE_BYTES_PER_RECORD",
+__all__ = ["ASSUMED_MEMORY", "MEASURING", "MEMORY_SHARE", "VERIFYING", "OTHER_RUN_MEMORY", "REFINE_BYTES_PER_RECORD",
            "RUN_MEMORY", "TREE_AHEAD_BYTES",
            "check_run_memory", "physical_memory", "run_memory_limit", "run_peak_bytes",
            "tree_bytes"]
@@ -39,12 +39,12 @@ def tree_bytes(rows: int, columns: int) -> int:
     return 12 * rows * columns
 
 
-MEASURING = "measuring"
-"""The key of :data:`RUN_MEMORY` for measuring or verifying a release on its own
-(``microagg measure``, ``microagg verify``): the measures' arrays, the original and the
-release embedded, record linkage's tree built at once (inside its embeddings). An MDAV
-release measured at 300,000 × 10: 218 MB, verified 121 MB; at 100,000 × 124: 398 and
-120 MB."""
+MEASURING, VERIFYING = "measuring", "verifying"
+"""The keys of :data:`RUN_MEMORY` for measuring a release on its own (``microagg
+measure``: the measures' arrays, the original and the release embedded, record
+linkage's tree built at once, inside its embeddings) and for verifying one
+(``microagg verify``: the classes and the embedding). A PCP release measured at
+300,000 × 10: 218 MB, verified 121 MB; at 100,000 × 124: 398 and 120 MB."""
 
 RUN_MEMORY: dict[str, tuple[int, float]] = {
     # Peak RSS above the program's own, less the search tree made ahead, split into
@@ -61,7 +61,7 @@ RUN_MEMORY: dict[str, tuple[int, float]] = {
     "zscores": (550, 3.8), "tc-merge": (550, 3.8), "optimal-univariate": (800, 3.8),
     "individual-ranking": (800, 3.8), "mic1d": (900, 3.8), "tc-tfirst": (600, 7.0),
     "tc-bucket": (600, 7.0), "tc-kfirst": (550, 6.5), "vmdav": (650, 3.8),
-    "gsms": (800, 8.5), MEASURING: (450, 3.6),
+    "gsms": (800, 8.5), MEASURING: (450, 3.6), VERIFYING: (350, 1.0),
 }
 """A run's peak by method: (bytes per record, embeddings)."""
 
@@ -82,11 +82,12 @@ ASSUMED_MEMORY = 8 * 2**30
 
 
 def run_peak_bytes(n: int, width: int, method: str | None = None,
-                   refine: str | None = None) -> int:
+                   refine: str | None = None, base: str | None = None) -> int:
     """A run's peak memory above the program's own: ``n`` records of ``width``
     embedded columns, with ``method`` (its :data:`RUN_MEMORY`, or
     :data:`OTHER_RUN_MEMORY`) and ``refine``, and record linkage's search tree when it
-    is made beside the method (:data:`TREE_AHEAD_BYTES`).
+    is made beside the method (:data:`TREE_AHEAD_BYTES`). A method run on another's
+    partition (tc-merge's ``base``) needs the larger of the two, term by term.
 
     Examples
     --------
@@ -96,9 +97,12 @@ def run_peak_bytes(n: int, width: int, method: str | None = None,
     0.91
     """
     per_record, copies = RUN_MEMORY.get(method, OTHER_RUN_MEMORY)
+    if base is not None:
+        under = RUN_MEMORY.get(base, OTHER_RUN_MEMORY)
+        per_record, copies = max(per_record, under[0]), max(copies, under[1])
     per_record += REFINE_BYTES_PER_RECORD.get(refine, 0)
     tree = tree_bytes(n, width)
-    ahead = method != MEASURING and tree <= TREE_AHEAD_BYTES
+    ahead = method not in (MEASURING, VERIFYING) and tree <= TREE_AHEAD_BYTES
     return int(n * (per_record + copies * 8 * width) + (tree if ahead else 0))
 
 
@@ -143,21 +147,23 @@ def run_memory_limit() -> tuple[int, str]:
 
 
 def check_run_memory(attributes, n: int, width: int, method: str | None = None,
-                     refine: str | None = None) -> None:
+                     refine: str | None = None, base: str | None = None) -> None:
     """Refuse a run whose peak (:func:`run_peak_bytes`) is above
     :func:`run_memory_limit`, naming the nominal attributes with the most categories
     when they widen the embedding, and the ways out."""
-    need = run_peak_bytes(n, width, method, refine)
+    need = run_peak_bytes(n, width, method, refine, base)
     limit, what = run_memory_limit()
     if need <= limit:
         return
     nominal = sorted((a for a in attributes if a.level is Level.NOMINAL),
                      key=lambda a: -len(a.categories))
-    doing = {None: "Working", MEASURING: "Measuring or verifying a release"}.get(
-        method, f"A run of {method}")
+    doing = {None: "Working", MEASURING: "Measuring a release",
+             VERIFYING: "Verifying a release"}.get(method, f"A run of {method}")
     text = (f"{doing} on {n:,} records would need about {need / 2**30:.1f} GiB of memory "
             f"at its peak, more than {what}.")
-    if nominal:
+    if method in (MEASURING, VERIFYING):
+        text += " Use a computer with more memory."
+    elif nominal:
         widest = ", ".join(f"'{a.name}' has {len(a.categories):,} categories"
                            for a in nominal[:3])
         text += (f" The quasi-identifiers make {width:,} columns, one per category of a "
@@ -168,4 +174,4 @@ def check_run_memory(attributes, n: int, width: int, method: str | None = None,
     else:
         text += (" Run in blocks (Method ▸ Advanced, or --engine dask), which hold one "
                  "block at a time, or use a computer with more memory.")
-    raise MicroaggError(text)
+    raise TooLargeForMemory(text)

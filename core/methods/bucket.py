@@ -98,7 +98,8 @@ def tc_bucket(X, confidential_values, *, k: int, t: float, n_buckets: int | None
     kind : {"numerical", "nominal"}, optional
         Numerical: buckets of consecutive values; nominal: groups of categories.
     state : TaskState, optional
-        Progress once per class formed; cancellation.
+        Progress and cancellation, about every tenth of a second (once per class on the
+        reference path).
 
     Returns
     -------
@@ -297,7 +298,7 @@ def _form_classes(X, codes, plan, state, compiled: bool = True) -> np.ndarray:
     """
     n, b = X.shape[0], plan.shape[1]
     types, type_count = np.unique(plan, axis=0, return_counts=True)
-    if compiled and COMPILED and n >= _SMALL_POOL:
+    if compiled and COMPILED and n >= _SMALL_POOL and X.shape[1]:
         from core.methods.bucket_loop import bucket_classes
         return bucket_classes(X, codes, types, type_count, state)
     labels = np.full(n, -1, dtype=np.int64)

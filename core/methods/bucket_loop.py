@@ -13,7 +13,11 @@ thread.
 
 Exactness: the nearest records of a bucket are its nearest in the reference's distances,
 ties to the first in input order, and the centroid is the pool's own running sum, so the
-classes are the reference's, label for label (the tests compare them). The reference
+classes are the reference's, label for label (the tests compare them), as MDAV's are:
+on values so close to 0 that squared distances fall below float64's normal range
+(about 1e-308; values 1e-156 apart) ties in the farthest search may be broken
+differently, as they may on MDAV's paths. The product standardizes the attributes
+first, so that needs an attribute 1e150 times wider than most of its values. The reference
 puts the seed first among its bucket's records; a search does too, since the seed is
 the first record left of its identical rows (it is chosen first in input order on
 ties) and at distance 0, unless a different record lies at distance 0 as well (the

@@ -19,7 +19,7 @@ import pandas as pd
 
 from core.privacy.noise import check_noise_inputs
 from core.data.encoding import Encoding, encode
-from core.errors import MicroaggError
+from core.errors import MicroaggError, TooLargeForMemory
 from core.measures.scenarios import intruder_scenarios, parse_known
 from core.pipeline.missing import (check_option, check_remaining, missing_rows,
                                    refuse_missing)
@@ -137,9 +137,9 @@ def prepare_run(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     # the release warnings, not refused: a file of identical records can be released.
     try:
         encoding = encode(table, roles, strict=False,
-                          run=(spec.name, resolved.get("refine")))
+                          run=(spec.name, resolved.get("refine"), resolved.get("base")))
     except MicroaggError as error:
-        if not len(excluded):
+        if not len(excluded) or isinstance(error, TooLargeForMemory):
             raise
         raise MicroaggError(f"{error} (Data rows are counted among the {len(table):,} "
                             "records left after setting aside those with missing "

@@ -16,7 +16,7 @@ import pandas as pd
 
 from core.errors import MicroaggError
 from core.data.encoding import Encoding, encode
-from core.data.memory import MEASURING
+from core.data.memory import VERIFYING
 from core.data.roles import RoleSpec
 from core.verify.rows import frame_classes
 
@@ -129,7 +129,7 @@ def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: Role
     checkpoint()
 
     if encoding is None:
-        encoding = encode(original, roles, strict=False, run=(MEASURING, None))
+        encoding = encode(original, roles, strict=False, run=(VERIFYING, None))
     released, unknown = encoding.values_of(masked)
     checkpoint()
     for column, count in unknown.items():
