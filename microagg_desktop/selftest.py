@@ -651,7 +651,8 @@ def _help_dialogs():
 def _compiled_kernels():
     """MDAV on the compiled spatial index gives the numpy reference's labels: on 3,000
     records (timed, first call and again), then on 20,000 with the searches' helper
-    thread where there are two processors (the count of searches it shared)."""
+    thread where there are two processors (the count of searches it shared); and
+    tc-bucket's compiled class loop its reference's classes on the 3,000."""
     import numpy as np
 
     from core.compiled import COMPILED, numba_version
@@ -685,8 +686,19 @@ def _compiled_kernels():
         helped = fixed_size_indexed.helped
         threads = (f"; {helped:,} search{'es' if helped > 1 else ''} on two threads"
                    if helped else "; one thread: the other was busy")
+    # tc-bucket's class loop, a compiled loop of its own (core.methods.bucket_loop)
+    from core.methods import bucket
+    values = X[:, 0] + np.random.default_rng(3).normal(size=len(X))
+    compiled = bucket.tc_bucket(X, values, k=5, t=1.5).labels
+    bucket.COMPILED = False
+    try:
+        reference = bucket.tc_bucket(X, values, k=5, t=1.5).labels
+    finally:
+        bucket.COMPILED = True
+    if not np.array_equal(compiled, reference):
+        raise AssertionError("compiled tc-bucket gave other classes than the reference")
     return (f"numba {numba_version()}: MDAV equals the reference ({first_seconds:.1f} s, "
-            f"then {again_seconds:.3f} s{threads})")
+            f"then {again_seconds:.3f} s{threads}); so does tc-bucket")
 
 
 def _warm_up_packaged():
