@@ -690,11 +690,11 @@ def _compiled_kernels():
     from core.methods import bucket
     values = X[:, 0] + np.random.default_rng(3).normal(size=len(X))
     compiled = bucket.tc_bucket(X, values, k=5, t=1.5).labels
-    bucket.COMPILED = False
+    saved, bucket.COMPILED = bucket.COMPILED, False
     try:
         reference = bucket.tc_bucket(X, values, k=5, t=1.5).labels
     finally:
-        bucket.COMPILED = True
+        bucket.COMPILED = saved
     if not np.array_equal(compiled, reference):
         raise AssertionError("compiled tc-bucket gave other classes than the reference")
     return (f"numba {numba_version()}: MDAV equals the reference ({first_seconds:.1f} s, "

@@ -14,10 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.compiled import COMPILED
-from core.methods import bucket, spatial_index, spatial_pool, spatial_subsets
+from core.methods import bucket
 from core.methods.bucket import tc_bucket
 from core.progress import TaskState
 from tests.test_spatial_pool import matrix
+from tests.test_tfirst_loop import small_indexes
 
 
 def confidential(X, seed, kind):
@@ -51,11 +52,7 @@ def test_compiled_classes_equal_the_reference(n, d, seed, k, t, rows, values, de
     X = matrix(n, d, seed, rows)
     y = confidential(X, seed, values)
     with pytest.MonkeyPatch.context() as patch:
-        if deep:  # leaves of a few rows: trees many levels deep at a few hundred records
-            patch.setattr(spatial_index, "LEAF_SIZE", 4)
-            patch.setattr(spatial_pool, "_LEAF_SIZE", 2)
-        if reindex:
-            patch.setattr(spatial_subsets, "_REINDEX_FROM", 1)
+        small_indexes(patch, deep, reindex)
         compiled, reference = both(X, y, k, t)
     np.testing.assert_array_equal(compiled.labels, reference.labels)
     assert compiled.max_distance == reference.max_distance <= t

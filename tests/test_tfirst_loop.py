@@ -42,6 +42,16 @@ def confidential(X, seed, kind):
             TCloseAttribute.from_values(labels)]
 
 
+def small_indexes(patch, deep, reindex):
+    """``deep``: leaves of a few rows, trees many levels deep at a few hundred records;
+    ``reindex``: every subset index built again once half of it has emptied."""
+    if deep:
+        patch.setattr(spatial_index, "LEAF_SIZE", 4)
+        patch.setattr(spatial_pool, "_LEAF_SIZE", 2)
+    if reindex:
+        patch.setattr(spatial_subsets, "_REINDEX_FROM", 1)
+
+
 def both_labels(X, attributes, k, t):
     """Clusters before merging: (the compiled loop's run, the reference's labels)."""
     size = tfirst.tfirst_cluster_size(len(X), k, t)
@@ -65,14 +75,10 @@ def test_compiled_loop_equals_reference(n, d, seed, k, t, rows, values, deep, th
     X = matrix(n, d, seed, rows)
     attributes = confidential(X, seed, values)
     with pytest.MonkeyPatch.context() as patch:
-        if deep:  # leaves of a few rows: trees many levels deep at a few hundred records
-            patch.setattr(spatial_index, "LEAF_SIZE", 4)
-            patch.setattr(spatial_pool, "_LEAF_SIZE", 2)
+        small_indexes(patch, deep, reindex)
         patch.setattr(tfirst_loop, "_two_threads", lambda levels, size: threads)
         patch.setattr(tfirst_loop, "_LEAVE_TO_HELPER", leave)
         patch.setattr(tfirst_loop, "_PATIENCE", patience)
-        if reindex:
-            patch.setattr(spatial_subsets, "_REINDEX_FROM", 1)
         compiled, reference = both_labels(X, attributes, min(k, n), t)
     np.testing.assert_array_equal(compiled.labels, reference)
 

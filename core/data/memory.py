@@ -19,8 +19,8 @@ import sys
 from core.errors import TooLargeForMemory
 from core.data.roles import Level
 
-__all__ = ["ASSUMED_MEMORY", "MEASURING", "MEMORY_SHARE", "VERIFYING", "OTHER_RUN_MEMORY", "REFINE_BYTES_PER_RECORD",
-           "RUN_MEMORY", "TREE_AHEAD_BYTES",
+__all__ = ["ASSUMED_MEMORY", "MEASURING", "MEMORY_SHARE", "OTHER_RUN_MEMORY",
+           "REFINE_BYTES_PER_RECORD", "RUN_MEMORY", "TREE_AHEAD_BYTES", "VERIFYING",
            "check_run_memory", "physical_memory", "run_memory_limit", "run_peak_bytes",
            "tree_bytes"]
 

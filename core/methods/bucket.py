@@ -279,7 +279,7 @@ def _nearest(pool, point: np.ndarray, need: int, include):
     return live[order], np.maximum(distances[order], 0.0)
 
 
-def _form_classes(X, codes, plan, state, compiled: bool = True) -> np.ndarray:
+def _form_classes(X, codes, plan, state) -> np.ndarray:
     """MDAV-like classes of the planned compositions (Section 6.3): the seed is the
     record farthest from the centroid of the records left, and its class the composition
     (a row of ``plan`` not yet used) whose nearest records of each bucket lie closest to
@@ -289,7 +289,7 @@ def _form_classes(X, codes, plan, state, compiled: bool = True) -> np.ndarray:
 
     This is the reference: the records left are a :class:`RecordPool` of everyone (the
     centroid and the seed) and one per bucket (the nearest records), O(n²·d / k) time.
-    With compiled kernels (and ``compiled``) the same loop runs compiled on spatial
+    With compiled kernels the same loop runs compiled on spatial
     indexes (:func:`core.methods.bucket_loop.bucket_classes`), with the same
     arithmetic (:mod:`core.methods.pool`: distances summed over the columns in order,
     the centroid a running sum), so the same classes, label for label (the tests
@@ -298,7 +298,7 @@ def _form_classes(X, codes, plan, state, compiled: bool = True) -> np.ndarray:
     """
     n, b = X.shape[0], plan.shape[1]
     types, type_count = np.unique(plan, axis=0, return_counts=True)
-    if compiled and COMPILED and n >= _SMALL_POOL and X.shape[1]:
+    if COMPILED and n >= _SMALL_POOL and X.shape[1]:
         from core.methods.bucket_loop import bucket_classes
         return bucket_classes(X, codes, types, type_count, state)
     labels = np.full(n, -1, dtype=np.int64)

@@ -13,15 +13,15 @@ thread.
 
 Exactness: the nearest records of a bucket are its nearest in the reference's distances,
 ties to the first in input order, and the centroid is the pool's own running sum, so the
-classes are the reference's, label for label (the tests compare them), as MDAV's are:
-on values so close to 0 that squared distances fall below float64's normal range
-(about 1e-308; values 1e-156 apart) ties in the farthest search may be broken
-differently, as they may on MDAV's paths. The product standardizes the attributes
-first, so that needs an attribute 1e150 times wider than most of its values. The reference
+classes are the reference's, label for label (the tests compare them). The reference
 puts the seed first among its bucket's records; a search does too, since the seed is
 the first record left of its identical rows (it is chosen first in input order on
 ties) and at distance 0, unless a different record lies at distance 0 as well (the
 squared differences underflow), when it is moved to the front as the reference has it.
+Where squared distances fall below float64's normal range (about 1e-308: values about
+1e-156 apart), ties in the farthest search may be broken differently, as on MDAV's
+paths; the product standardizes the attributes first, so that takes an attribute 1e150
+times wider than most of its values.
 """
 
 from __future__ import annotations
@@ -31,10 +31,9 @@ import time
 import numpy as np
 
 from core.compiled import kernel
-from core.methods import spatial_index as index
 from core.methods import tfirst_loop as loop
 from core.methods import tfirst_tasks as tasks
-from core.progress import TaskState
+from core.progress import TaskState, next_budget
 
 __all__ = ["bucket_classes"]
 
@@ -148,13 +147,8 @@ def bucket_classes(X: np.ndarray, codes: np.ndarray, types: np.ndarray,
         in_bucket[records] = np.arange(len(records))
     everyone = SpatialPool(X, state.check)
     indexes = SubsetIndex(X, members, state.check)
-    pool, (count, buffer, n_shell, shell_work) = everyone.hand_over()
-    st = np.zeros(8, dtype=np.int64)
-    st[tasks.COUNT], st[tasks.BUFFER], st[tasks.N_SHELL], st[tasks.SHELL_WORK] = (
-        count, buffer, n_shell, shell_work)
+    pool, st, leaf = loop.take_over(everyone, indexes)
     m = max(int(types.max(initial=0)), 1)
-    leaf = max([loop._widest_leaf(pool[14], pool[15], pool[13]), index.LEAF_SIZE + 1] +
-               [loop._widest_leaf(tree[7], tree[8], tree[9]) for tree in indexes.plain_trees])
     part = tasks.thread_scratch(len(pool[14]), indexes.scratch_shape[0], m, leaf, d, b) + (
         np.zeros(d),)
     want, found = np.zeros(b, dtype=np.int64), np.zeros(b, dtype=np.int64)
@@ -174,5 +168,5 @@ def bucket_classes(X: np.ndarray, codes: np.ndarray, types: np.ndarray,
         done = int(st[tasks.CLUSTERS])
         state.step(done / n_classes, f"tc-bucket: class {done} of {n_classes}")
         spent = time.perf_counter() - began
-        chunk = int(min(max(chunk * (0.1 / max(spent, 1e-4)), 1), 4 * chunk + 1, most))
+        chunk = next_budget(chunk, spent, most)
     return labels

@@ -25,7 +25,7 @@ from core.methods import spatial_parallel as parallel
 from core.methods import spatial_search as search
 from core.methods import spatial_tree
 from core.methods.pool import column_sums
-from core.progress import TaskState
+from core.progress import TaskState, next_budget
 
 __all__ = ["fixed_size_indexed"]
 
@@ -235,7 +235,7 @@ def fixed_size_indexed(X: np.ndarray, *, k: int, first: str, growth: str,
                                          "order")
                 state.step((n - st[_COUNT]) / n, f"{name}: {st[_GROUPS]} groups formed")
                 spent = time.perf_counter() - began
-                chunk = int(min(max(chunk * (0.1 / max(spent, 1e-4)), 1), 4 * chunk + 1, most))
+                chunk = next_budget(chunk, spent, most)
         finally:
             if helper is not None:
                 helper.close()

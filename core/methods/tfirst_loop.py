@@ -36,7 +36,7 @@ from core.methods import spatial_index as index
 from core.methods import spatial_parallel
 from core.methods import task_helper as helper
 from core.methods import tfirst_tasks as tasks
-from core.progress import TaskState
+from core.progress import TaskState, next_budget
 
 __all__ = ["LoopRun", "tfirst_clusters"]
 
@@ -165,6 +165,22 @@ def _widest_leaf(start: np.ndarray, stop: np.ndarray, first_leaf: int) -> int:
     return int((stop[first_leaf:] - start[first_leaf:]).max(initial=0)) + 1
 
 
+def take_over(everyone, indexes) -> tuple[tuple, np.ndarray, int]:
+    """``(pool, st, leaf)`` for a compiled loop on a pool of everyone
+    (:meth:`~core.methods.spatial_pool.SpatialPool.hand_over`) and subset indexes
+    (:class:`~core.methods.spatial_subsets.SubsetIndex`): the pool's arrays, the
+    integer state vector holding the pool's scalars (the other slots 0), and the
+    widest leaf a search's screen buffer must hold, an index built again included
+    (its leaves have up to LEAF_SIZE rows). Used here and by
+    :mod:`core.methods.bucket_loop`."""
+    pool, (count, buffer, n_shell, shell_work) = everyone.hand_over()
+    st = np.zeros(8, dtype=np.int64)
+    st[_COUNT], st[_BUFFER], st[_N_SHELL], st[_SHELL_WORK] = count, buffer, n_shell, shell_work
+    leaf = max([_widest_leaf(pool[14], pool[15], pool[13]), index.LEAF_SIZE + 1] +
+               [_widest_leaf(tree[7], tree[8], tree[9]) for tree in indexes.plain_trees])
+    return pool, st, leaf
+
+
 # Test settings: every task to the helper; spins before a task is taken back from it;
 # the helper held inside the first task it commits to (task_helper's HOLD).
 _LEAVE_TO_HELPER, _PATIENCE, _HOLD = False, None, False
@@ -206,18 +222,13 @@ def tfirst_clusters(X: np.ndarray, subsets: list[np.ndarray], per: int,
     n, d = X.shape
     everyone = SpatialPool(X, state.check)
     indexes = SubsetIndex(X, subsets, state.check)
-    pool, (count, buffer, n_shell, shell_work) = everyone.hand_over()
-    start, stop, first_leaf = pool[14], pool[15], pool[13]
+    pool, st, leaf = take_over(everyone, indexes)
+    start, first_leaf = pool[14], pool[13]
     trees, size = indexes.trees, len(subsets)
-    st = np.zeros(8, dtype=np.int64)
-    st[_COUNT], st[_BUFFER], st[_N_SHELL], st[_SHELL_WORK] = count, buffer, n_shell, shell_work
     st[_PENDING] = -1
     counts = np.array([len(members) for members in subsets], dtype=np.int64)
     m = 1 + int(extras_per_cluster)
     depth = indexes.scratch_shape[0]
-    # a subset's index built again has leaves of up to LEAF_SIZE rows
-    leaf = max([_widest_leaf(start, stop, first_leaf), index.LEAF_SIZE + 1] +
-               [_widest_leaf(tree[7], tree[8], tree[9]) for tree in indexes.plain_trees])
     parts = tuple(tasks.thread_scratch(len(start), depth, m, leaf, d, size + 1) for _ in range(3))
     ctrl = helper.new_control()
     shared = (ctrl, np.zeros(d), np.zeros(size + 1, dtype=np.int64),
@@ -253,7 +264,7 @@ def tfirst_clusters(X: np.ndarray, subsets: list[np.ndarray], per: int,
             state.step(st[_CLUSTERS] / per, f"t-closeness-first: {st[_CLUSTERS]} clusters "
                                             "formed")
             spent = time.perf_counter() - began
-            chunk = int(min(max(chunk * (0.1 / max(spent, 1e-4)), 1), 4 * chunk + 1, most))
+            chunk = next_budget(chunk, spent, most)
     finally:
         if runner is not None:
             runner.close()
