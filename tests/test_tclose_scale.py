@@ -185,6 +185,7 @@ def test_screened_search_finds_every_tie_of_a_full_pass(live, d, seed, scale, la
     on a shell around the asking one whose distances differ far below float32's
     resolution (so the float32 order is not the exact order)."""
     from core.methods import tclose_merge
+    from core.methods.tclose_screen import new_share
 
     rng = np.random.default_rng(seed)
     here = int(rng.integers(0, live))
@@ -209,8 +210,7 @@ def test_screened_search_finds_every_tie_of_a_full_pass(live, d, seed, scale, la
     ties = np.empty(live, dtype=np.int64)
     count = tclose_merge._nearest_ties(
         here, live, C, screen, center, spread, np.empty(d), np.empty(d, dtype=np.float32),
-        np.empty(places, dtype=np.float32), np.empty(places // lanes, dtype=np.float32),
-        np.empty(live), ties)
+        new_share(places), np.empty(live), ties)
     np.testing.assert_array_equal(np.sort(ties[:count]), _ties_by_full_pass(C, here, live))
 
 

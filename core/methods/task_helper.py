@@ -39,8 +39,8 @@ import numpy as np
 from core.compiled import kernel
 from core.methods.atomics import load, store, swap
 
-__all__ = ["TaskHelper", "new_control", "claim", "publish", "ON", "SEQ", "STOP", "PATIENCE",
-           "GAVE_UP", "SERVED", "N_TASKS", "FIRST", "LEAVE", "HOLD", "TRIED"]
+__all__ = ["TaskHelper", "new_control", "claim", "publish", "wait", "ON", "SEQ", "STOP",
+           "PATIENCE", "GAVE_UP", "SERVED", "N_TASKS", "FIRST", "LEAVE", "HOLD", "TRIED"]
 
 # Slots of the control vector (int64). FIRST is free for the loop's own use; TRIED counts
 # the run thread's attempts to take a task back. For tests: LEAVE, when set, has the
@@ -72,12 +72,21 @@ def _publish(ctrl, n_tasks):
     return seq
 
 
-for _name in ("_claim", "_publish"):
+def _wait(ctrl, status, task, seq):
+    """Whether the helper has done task ``task`` of step ``seq``, waiting for it at most
+    ``ctrl[PATIENCE]`` spins."""
+    spins = 0
+    while load(status, task) != seq and spins <= ctrl[PATIENCE]:
+        spins += 1
+    return load(status, task) == seq
+
+
+for _name in ("_claim", "_publish", "_wait"):
     _compiled = kernel(globals()[_name])
     if _compiled is not None:
         globals()[_name] = _compiled
 
-claim, publish = _claim, _publish
+claim, publish, wait = _claim, _publish, _wait
 
 
 def new_control() -> np.ndarray:

@@ -25,7 +25,8 @@ gives the same merges and the same partition as the numpy reference
   widened by its rounding bound (:func:`core.methods.spatial_search._screen_margin`,
   MDAV's screen), is within reach of the smallest get the exact distance, a sequential
   sum of squares in float64. At 100,000 records, t = 0.1 (19,125 merges) the search
-  fell from about 0.86 s to about 0.2 s. A k-d tree over the centroids was tried, and
+  fell from about 0.86 s to about 0.2 s. With many clusters the float32 pass is shared
+  with a helper thread (:mod:`core.methods.tclose_screen`), the same answer. A k-d tree over the centroids was tried, and
   dropped: in float64 at 100,000 records it gave nothing (in ten dimensions it read a
   third of the centroids per search); screened in float32, with moved centroids put
   back into the leaf their point falls in, it answered random questions three times
@@ -53,15 +54,20 @@ from core.compiled import COMPILED, kernel
 from core.methods.tclose_emd import inverse_cumulative, pack_attributes
 from core.methods.tclose_emd import run_emd as _run_emd
 from core.methods.spatial_search import _screen_margin, _screen_query
+from core.methods.task_helper import TaskHelper
+from core.methods.task_helper import FIRST, ON
+from core.methods.tclose_screen import LANES, new_share, screen_all, screen_range, serve
 from core.privacy.attributes import class_emds
 from core.privacy.emd import EMD_TOLERANCE
 from core.progress import TaskState
+from core.threads import second_thread_allowed
 
 __all__ = ["merge_until_close"]
 
 _SECONDS_PER_CALL = 0.1
 _STEPS = 64
-_LANES = 16  # centroids screened together (module notes)
+_LANES = LANES  # centroids screened together (module notes)
+_TWO_THREADS_FROM = 16_384  # clusters: fewer merge too fast for a helper to pay
 _RUN_ROOM = 4  # room for the sorted runs, in records (module notes)
 
 
@@ -83,37 +89,15 @@ def _tree_update(tree, leaves, emd, alive, g):
         node >>= 1
 
 
-def _screen_blocks(screen, blocks, q32, d32, block_min):
-    """Float32 squared distances of the screened centroids to ``q32`` into ``d32``, and
-    the smallest of each block of ``_LANES`` into ``block_min``.
-
-    Two passes, each of which runs in vector registers: the distances attribute by
-    attribute over every place, then the blocks' minima.
-    """
-    places = blocks * _LANES
-    for i in range(places):
-        d32[i] = np.float32(0.0)
-    for j in range(screen.shape[0]):
-        qj = q32[j]
-        for i in range(places):
-            diff = screen[j, i] - qj
-            d32[i] += diff * diff
-    for b in range(blocks):
-        smallest = d32[b * _LANES]
-        for lane in range(1, _LANES):
-            value = d32[b * _LANES + lane]
-            smallest = value if value < smallest else smallest
-        block_min[b] = smallest
-
-
-def _nearest_ties(here, live, centroids, screen, center, spread, q, q32, d32, block_min,
-                  ties_d2, ties):
+def _nearest_ties(here, live, centroids, screen, center, spread, q, q32, share, ties_d2,
+                  ties):
     """The live centroids but ``here`` tied for nearest to ``centroids[:, here]``.
 
     Every place i whose squared distance (summed attribute by attribute in order) is
     within a relative ``8·(d+1)·eps`` of the smallest (plus 1e-300) goes into ``ties``
-    (as a place); returns how many. The float32 screen (module notes) rules the others
-    out; ``spread`` bounds |c − center|² of every centroid.
+    (as a place); returns how many. The float32 screen (module notes; on two threads
+    when ``share`` says so, :mod:`core.methods.tclose_screen`) rules the others out;
+    ``spread`` bounds |c − center|² of every centroid.
     """
     d = centroids.shape[0]
     factor = 1.0 + 8.0 * (d + 1) * 2.220446049250313e-16
@@ -124,7 +108,11 @@ def _nearest_ties(here, live, centroids, screen, center, spread, q, q32, d32, bl
     saved = screen[0, here]
     screen[0, here] = np.float32(np.inf)  # here is never its own nearest
     blocks = (live + _LANES - 1) // _LANES
-    _screen_blocks(screen, blocks, q32, d32, block_min)
+    if share[0][ON] and blocks >= share[0][FIRST]:  # (a shorter pass stays on one thread)
+        d32, block_min = screen_all(blocks, screen, q32, share)
+    else:
+        d32, block_min = share[6], share[7]
+        screen_range(screen, 0, blocks, q32, d32, block_min)
     screen[0, here] = saved
     least = np.inf
     for b in range(blocks):
@@ -202,7 +190,7 @@ def _sorted_runs(codes, labels, sizes):
 
 def _merge_steps(head, tail, following, sizes, sums, counts, centroids, screen, order, slot,
                  center, spread, emd, alive, tree, leaves, runs, begin, used, kinds, ms,
-                 inverse, P, table_counts, n, limit, budget, forced, live, scratch,
+                 inverse, P, table_counts, n, limit, budget, forced, live, scratch, share,
                  candidates, marked, result):
     """Up to ``budget`` merges of Algorithm 1.
 
@@ -218,7 +206,7 @@ def _merge_steps(head, tail, following, sizes, sums, counts, centroids, screen, 
     the nearest centroid to ``worst`` is one of ``candidates[:count]`` (ascending) and
     needs the reference's sum to decide (call again with ``forced`` set to the answer).
     """
-    q, q32, d32, block_min, ties_d2 = scratch
+    q, q32, ties_d2 = scratch
     d = sums.shape[1]
     merges = 0
     result[0] = 0
@@ -235,7 +223,7 @@ def _merge_steps(head, tail, following, sizes, sums, counts, centroids, screen, 
             forced = -1
         else:
             count = _nearest_ties(slot[worst], live, centroids, screen, center, spread[0], q,
-                                  q32, d32, block_min, ties_d2, candidates)
+                                  q32, share, ties_d2, candidates)
             for c in range(count):
                 candidates[c] = order[candidates[c]]
             nearest = candidates[0]
@@ -292,11 +280,25 @@ def _merge_steps(head, tail, following, sizes, sums, counts, centroids, screen, 
 
 
 if COMPILED:  # helpers compiled before the kernels that call them
-    _screen_blocks = kernel(_screen_blocks)
     _nearest_ties = kernel(_nearest_ties)
     _merge_runs = kernel(_merge_runs)
 _tree_update = kernel(_tree_update)
 merge_steps = kernel(_merge_steps)
+
+
+def _two_threads(groups: int) -> bool:
+    """Whether a merging run gets a helper: a second thread allowed, and clusters enough
+    that sharing their screen pays."""
+    return groups >= _TWO_THREADS_FROM and second_thread_allowed()
+
+
+def _helper(share, screen, q32, groups):
+    """A helper thread for the screen (:mod:`core.methods.tclose_screen`), or None."""
+    if not _two_threads(groups):
+        return None
+    ctrl, bounds, status, _, d32, block_min, _, _ = share
+    return TaskHelper(ctrl, serve, (ctrl, screen, q32, bounds, d32, block_min, status),
+                      name="microagg-merge-helper")
 
 
 def merge_until_close(X, attributes, labels, t, state: TaskState, compact):
@@ -333,9 +335,8 @@ def merge_until_close(X, attributes, labels, t, state: TaskState, compact):
     screen = np.full((X.shape[1], places), np.inf, dtype=np.float32)
     screen[:, :groups] = offsets
     spread = np.array([float(np.einsum("ji,ji->i", offsets, offsets).max())])
-    scratch = (np.empty(X.shape[1]), np.empty(X.shape[1], dtype=np.float32),
-               np.empty(places, dtype=np.float32), np.empty(places // _LANES, dtype=np.float32),
-               np.empty(groups))
+    scratch = (np.empty(X.shape[1]), np.empty(X.shape[1], dtype=np.float32), np.empty(groups))
+    share = new_share(places)
     alive = np.ones(groups, dtype=np.bool_)
     by_label = np.argsort(labels, kind="stable")
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
@@ -363,29 +364,40 @@ def merge_until_close(X, attributes, labels, t, state: TaskState, compact):
     # Python every _SECONDS_PER_CALL at most however slow.
     most = max(1, groups // _STEPS)
     merges, forced, budget = 0, -1, 1
-    while True:
-        started = time.perf_counter()
-        merge_steps(head, tail, following, sizes, sums, counts, centroids, screen, order,
-                    slot, center, spread, emd, alive, tree, leaves, runs, begin, used,
-                    packed.kinds, packed.ms, inverse, packed.prefix, packed.counts, packed.n,
-                    limit, budget, forced, groups - merges, scratch, candidates, marked,
-                    result)
-        forced = -1
-        merges += int(result[1])
-        elapsed = time.perf_counter() - started
-        if result[1] and elapsed < _SECONDS_PER_CALL / 2:
-            budget = min(budget * 2, most)
-        elif elapsed > _SECONDS_PER_CALL:
-            budget = max(1, budget // 2)
-        state.step(merges / max(1, groups - 1), f"t-closeness: {merges} clusters merged")
-        if result[0] == 0:
-            break
-        if result[0] == 2:
-            worst, found = int(result[2]), candidates[:int(result[3])]
-            # The reference's own arithmetic on the few tied centroids.
-            near = sums[found] / counts[found, None]
-            diff = near - sums[worst] / counts[worst]
-            forced = int(found[np.argmin(np.einsum("ij,ij->i", diff, diff))])
+    runner = _helper(share, screen, scratch[1], groups)
+    try:
+        while True:
+            started = time.perf_counter()
+            if runner is not None:
+                runner.begin()
+            try:
+                merge_steps(head, tail, following, sizes, sums, counts, centroids, screen,
+                            order, slot, center, spread, emd, alive, tree, leaves, runs,
+                            begin, used, packed.kinds, packed.ms, inverse, packed.prefix,
+                            packed.counts, packed.n, limit, budget, forced, groups - merges,
+                            scratch, share, candidates, marked, result)
+            finally:
+                if runner is not None:
+                    runner.end(time.perf_counter() - started, int(result[1]))
+            forced = -1
+            merges += int(result[1])
+            elapsed = time.perf_counter() - started
+            if result[1] and elapsed < _SECONDS_PER_CALL / 2:
+                budget = min(budget * 2, most)
+            elif elapsed > _SECONDS_PER_CALL:
+                budget = max(1, budget // 2)
+            state.step(merges / max(1, groups - 1), f"t-closeness: {merges} clusters merged")
+            if result[0] == 0:
+                break
+            if result[0] == 2:
+                worst, found = int(result[2]), candidates[:int(result[3])]
+                # The reference's own arithmetic on the few tied centroids.
+                near = sums[found] / counts[found, None]
+                diff = near - sums[worst] / counts[worst]
+                forced = int(found[np.argmin(np.einsum("ij,ij->i", diff, diff))])
+    finally:
+        if runner is not None:
+            runner.close()
     out = np.empty(n, dtype=np.int64)
     for group in np.flatnonzero(alive):
         record = head[group]

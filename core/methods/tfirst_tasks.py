@@ -188,12 +188,8 @@ def _run_tasks(with_far, want, trees, pool, shared, parts, pending, st):
         task = _task_of(claimed, with_far, size)
         if owner[task] != 1 or load(status, task) == seq:
             continue
-        if ctrl[helper.ON]:
-            spins = 0
-            while load(status, task) != seq and spins <= ctrl[helper.PATIENCE]:
-                spins += 1
-            if load(status, task) == seq:
-                continue
+        if ctrl[helper.ON] and helper.wait(ctrl, status, task, seq):
+            continue
         store(ctrl, helper.TRIED, ctrl[helper.TRIED] + 1)
         if swap(state, task, 4 * seq, 4 * seq + 3):  # taken back before the helper committed
             ctrl[helper.GAVE_UP] += 1  # one thread until the end of the stretch
