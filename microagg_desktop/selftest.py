@@ -651,8 +651,9 @@ def _help_dialogs():
 def _compiled_kernels():
     """MDAV on the compiled spatial index gives the numpy reference's labels: on 3,000
     records (timed, first call and again), then on 20,000 with the searches' helper
-    thread where there are two processors (the count of searches it shared); and
-    tc-bucket's compiled class loop its reference's classes on the 3,000."""
+    thread where there are two processors (the count of searches it shared);
+    tc-bucket's compiled class loop its reference's classes on the 3,000, and tc-merge's
+    merging on two threads the reference's merges."""
     import numpy as np
 
     from core.compiled import COMPILED, numba_version
@@ -684,8 +685,8 @@ def _compiled_kernels():
             if fixed_size_indexed.helped:
                 break
         helped = fixed_size_indexed.helped
-        threads = (f"; {helped:,} search{'es' if helped > 1 else ''} on two threads"
-                   if helped else "; one thread: the other was busy")
+        threads = (f"; {helped:,} search{'es' if helped > 1 else ''} shared"
+                   if helped else "; one thread: other busy")
     # tc-bucket's class loop, a compiled loop of its own (core.methods.bucket_loop)
     from core.methods import bucket
     values = X[:, 0] + np.random.default_rng(3).normal(size=len(X))
@@ -697,8 +698,33 @@ def _compiled_kernels():
         bucket.COMPILED = saved
     if not np.array_equal(compiled, reference):
         raise AssertionError("compiled tc-bucket gave other classes than the reference")
-    return (f"numba {numba_version()}: MDAV equals the reference ({first_seconds:.1f} s, "
-            f"then {again_seconds:.3f} s{threads}); so does tc-bucket")
+    _merging_on_two_threads(X, values, first)
+    return (f"numba {numba_version()}: MDAV equals the reference ({first_seconds:.1f} s / "
+            f"{again_seconds:.3f} s{threads}); tc-bucket, tc-merge too")
+
+
+def _merging_on_two_threads(X, values, base) -> None:
+    """tc-merge's merging with its screen shared with the helper thread (forced on this
+    small table, core.methods.tclose_screen) makes the reference's merges."""
+    import numpy as np
+
+    from core.methods import tclose_merge, tclose_screen, tcloseness
+    from core.privacy.attributes import tclose_attributes
+    from core.progress import TaskState
+
+    attributes = tclose_attributes(values)
+    saved = tclose_merge._two_threads, tclose_screen.SPLIT_FROM
+    tclose_merge._two_threads, tclose_screen.SPLIT_FROM = (lambda groups: True), 2
+    try:
+        labels, merges = tclose_merge.merge_until_close(X, attributes, base, 0.1, TaskState(),
+                                                        tcloseness._compact)
+    finally:
+        tclose_merge._two_threads, tclose_screen.SPLIT_FROM = saved
+    expected, expected_merges = tcloseness._merge_until_close(X, attributes, base, 0.1,
+                                                              TaskState())
+    if not (np.array_equal(labels, expected) and merges == expected_merges):
+        raise AssertionError("compiled tc-merge on two threads merged otherwise than the "
+                             "reference")
 
 
 def _warm_up_packaged():

@@ -27,13 +27,35 @@ def test_warm_up_runs_every_option_of_every_method_it_is_given(monkeypatch):
     assert warmup.warm_up(report=reports.append) > 0
     # MDAV: 2 growths × 3 refinements; the univariate method refuses three attributes
     # and runs on the single one; then MDAV and tc-tfirst on 10,000 records, for the
-    # helper threads (each must start one, whatever other tests compiled before).
-    assert len(reports) == 9
+    # helper threads (each must start one, whatever other tests compiled before), and
+    # tc-merge's helper loop, compiled directly.
+    assert len(reports) == 10
     assert sum(r.startswith("optimal-univariate") for r in reports) == 1
-    assert reports[-2:] == ["mdav on two threads: compiled",
-                            "tc-tfirst on two threads: compiled"]
+    assert reports[-3:] == ["mdav on two threads: compiled",
+                            "tc-tfirst on two threads: compiled",
+                            "tc-merge on two threads: compiled"]
     if spatial_parallel.helper_wanted(6):
         assert started[-2:] == ["SearchHelper", "TaskHelper"]
+    from core.methods.tclose_screen import serve
+    assert serve.signatures  # compiled (the real run's argument types: tests below)
+
+
+def test_tc_merges_helper_loop_is_compiled_for_the_types_a_run_gives_it():
+    """compile_serve's arguments have the types merge_until_close gives the helper, so
+    the warm-up's compiled loop is the one a large run uses (no compiling mid-run)."""
+    import numpy as np
+
+    from core.methods.tclose_screen import compile_serve, new_share, serve
+
+    compile_serve()
+    before = list(serve.signatures)
+    places = 64
+    share = new_share(places)
+    screen = np.full((3, places), np.inf, dtype=np.float32)
+    scratch_q32 = np.empty(3, dtype=np.float32)
+    ctrl, bounds, status, _, d32, block_min, _, _ = share
+    serve(ctrl, screen, scratch_q32, bounds, d32, block_min, status)  # as _helper passes
+    assert list(serve.signatures) == before
 
 
 def test_every_method_is_warmed_up_with_values_it_accepts():

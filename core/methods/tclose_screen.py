@@ -29,7 +29,8 @@ from core.compiled import kernel
 from core.methods import task_helper as helper
 from core.methods.atomics import load, store
 
-__all__ = ["LANES", "SPLIT_FROM", "new_share", "screen_all", "screen_range", "serve"]
+__all__ = ["LANES", "SPLIT_FROM", "compile_serve", "new_share", "screen_all", "screen_range",
+           "serve"]
 
 LANES = 16  # centroids screened together: the smallest of each block is kept
 _CHUNKS = 4  # runs of blocks the two threads claim, per merge
@@ -157,3 +158,12 @@ def new_share(places: int) -> tuple:
             np.zeros(_CHUNKS, dtype=np.int64),
             np.full(places, np.inf, dtype=np.float32), np.full(blocks, np.inf, dtype=np.float32),
             np.full(places, np.inf, dtype=np.float32), np.full(blocks, np.inf, dtype=np.float32))
+
+
+def compile_serve() -> None:
+    """Compile the helper's loop ahead of a run large enough to have a helper (the
+    engine's warm-up, :mod:`core.pipeline.warmup`): it returns at once, as a new
+    control vector says stop."""
+    ctrl, bounds, status, _, d32, block_min, _, _ = new_share(LANES)
+    serve(ctrl, np.zeros((1, LANES), dtype=np.float32), np.zeros(1, dtype=np.float32),
+          bounds, d32, block_min, status)

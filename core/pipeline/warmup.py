@@ -10,8 +10,8 @@ administrator preparing a shared installation).
 Every registered method runs, with each of its options, on a small synthetic table,
 through :func:`core.pipeline.run.anonymize`, so the measures, the verifier and the
 t-closeness steps are compiled as well, and MDAV and tc-tfirst once more on 10,000
-records, for their helper threads. A method that refuses the small table is skipped: warming up is
-a convenience, never a check.
+records, for their helper threads (tc-merge's helper loop directly). A method that
+refuses the small table is skipped: warming up is a convenience, never a check.
 """
 
 from __future__ import annotations
@@ -95,4 +95,10 @@ def warm_up(report=print) -> float:
     tc_tfirst(X, X[:, 0] + X[:, 1], k=3, t=0.5)
     if report is not None:
         report("tc-tfirst on two threads: compiled")
+    # tc-merge shares its screen of the centroids from 16,384 clusters on; its helper's
+    # loop is compiled without such a run (core.methods.tclose_screen).
+    from core.methods.tclose_screen import compile_serve
+    compile_serve()
+    if report is not None:
+        report("tc-merge on two threads: compiled")
     return time.perf_counter() - began
