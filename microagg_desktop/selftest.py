@@ -704,27 +704,43 @@ def _compiled_kernels():
 
 
 def _merging_on_two_threads(X, values, base) -> None:
-    """tc-merge's merging with its screen shared with the helper thread (forced on this
-    small table, core.methods.tclose_screen) makes the reference's merges."""
+    """tc-merge's merging makes the reference's merges; where there are two processors,
+    with its screen left to the helper thread (forced on this small table,
+    core.methods.tclose_screen), which must have screened some of it."""
     import numpy as np
 
     from core.methods import tclose_merge, tclose_screen, tcloseness
     from core.privacy.attributes import tclose_attributes
     from core.progress import TaskState
+    from core.threads import second_thread_allowed
 
     attributes = tclose_attributes(values)
-    saved = tclose_merge._two_threads, tclose_screen.SPLIT_FROM
-    tclose_merge._two_threads, tclose_screen.SPLIT_FROM = (lambda groups: True), 2
+    two = second_thread_allowed()
+    made = []
+
+    class Helper(tclose_merge.TaskHelper):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    names = ("_two_threads", "TaskHelper")
+    saved = [getattr(tclose_merge, name) for name in names] + [
+        tclose_screen.SPLIT_FROM, tclose_screen._LEAVE_TO_HELPER]
+    tclose_merge._two_threads, tclose_merge.TaskHelper = (lambda groups: two), Helper
+    tclose_screen.SPLIT_FROM, tclose_screen._LEAVE_TO_HELPER = 2, True
     try:
         labels, merges = tclose_merge.merge_until_close(X, attributes, base, 0.1, TaskState(),
                                                         tcloseness._compact)
     finally:
-        tclose_merge._two_threads, tclose_screen.SPLIT_FROM = saved
+        tclose_merge._two_threads, tclose_merge.TaskHelper = saved[:2]
+        tclose_screen.SPLIT_FROM, tclose_screen._LEAVE_TO_HELPER = saved[2:]
     expected, expected_merges = tcloseness._merge_until_close(X, attributes, base, 0.1,
                                                               TaskState())
     if not (np.array_equal(labels, expected) and merges == expected_merges):
         raise AssertionError("compiled tc-merge on two threads merged otherwise than the "
                              "reference")
+    if two and not made[0].served:
+        raise AssertionError("tc-merge's helper thread screened nothing")
 
 
 def _warm_up_packaged():

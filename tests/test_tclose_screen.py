@@ -139,9 +139,85 @@ def test_a_helper_given_up_on_leaves_the_answer_in_the_run_threads_buffers():
     ctrl = share[0]
     screen_range(screen, 0, 20, earlier, share[4], share[5])  # an earlier merge's answer
     ctrl[helper.ON], ctrl[helper.LEAVE], ctrl[helper.PATIENCE], ctrl[helper.FIRST] = 1, 1, 0, 2
+    stale_d, stale_min = share[4].copy(), share[5].copy()
     d32, block_min = screen_all(20, screen, now, share)
     expected_d, expected_min = np.empty(320, np.float32), np.empty(20, np.float32)
     screen_range(screen, 0, 20, now, expected_d, expected_min)
     np.testing.assert_array_equal(d32, expected_d)
     np.testing.assert_array_equal(block_min, expected_min)
+    assert d32.ctypes.data == share[6].ctypes.data  # the run thread's own buffers
+    np.testing.assert_array_equal(share[4], stale_d)  # where a late helper may write
+    np.testing.assert_array_equal(share[5], stale_min)
     assert ctrl[helper.ON] == 0 and ctrl[helper.GAVE_UP] == 1
+
+
+def test_a_search_on_one_thread_leaves_the_shared_buffers_alone():
+    """A merge searched on one thread (after a helper was given up on, it may still be
+    writing the shared buffers) screens into the run thread's own buffers only."""
+    rng = np.random.default_rng(6)
+    live, d = 200, 3
+    C = np.ascontiguousarray(rng.normal(size=(d, live)))
+    places = -(-live // 16) * 16
+    center = C.mean(axis=1)
+    screen = np.full((d, places), np.inf, dtype=np.float32)
+    screen[:, :live] = C - center[:, None]
+    spread = float(((C - center[:, None]) ** 2).sum(axis=0).max())
+    share = new_share(places)
+    share[4][:], share[5][:] = 7.0, 7.0  # what a late helper might have left
+    ties = np.empty(live, dtype=np.int64)
+    count = tclose_merge._nearest_ties(3, live, C, screen, center, spread, np.empty(d),
+                                       np.empty(d, dtype=np.float32), share, np.empty(live),
+                                       ties)
+    distance = ((C - C[:, [3]]) ** 2).sum(axis=0)
+    distance[3] = np.inf
+    assert count == 1 and ties[0] == np.argmin(distance)
+    assert (share[4] == 7.0).all() and (share[5] == 7.0).all()
+
+
+def test_a_helper_still_in_an_old_task_is_not_woken_for_the_next_stretch():
+    """After a stretch whose helper was given up on, the next stretch stays on one
+    thread (``ctrl[ON]`` off) until the helper has left its loop: only then may the run
+    thread read the shared buffers again."""
+    import threading
+
+    from core.methods import task_helper as helper
+
+    release = threading.Event()
+    ctrl = helper.new_control()
+    runner = helper.TaskHelper(ctrl, lambda: release.wait(10), ())
+    try:
+        runner.begin()  # wakes the helper, which then stays "in its task"
+        first = ctrl[helper.ON]
+        runner.end(0.1, 1)
+        for _ in range(3):
+            runner.begin()
+            assert ctrl[helper.ON] == 0
+            runner.end(0.1, 1)
+        release.set()
+        assert runner._idle.wait(5)
+    finally:
+        release.set()
+        runner.close()
+    assert first == 1
+
+
+def test_no_helper_thread_is_left_after_a_run_or_a_cancel(monkeypatch):
+    import threading
+
+    from core.errors import Cancelled
+
+    X, attributes, base = _case(3000, 9, d=4)
+    _merge(X, attributes, base, 0.05, monkeypatch)
+    state = TaskState()
+    steps = []
+
+    def step(fraction, message=""):
+        steps.append(fraction)
+        if len(steps) == 3:
+            state.cancel()
+        TaskState.step(state, fraction, message)
+
+    monkeypatch.setattr(state, "step", step)
+    with pytest.raises(Cancelled):
+        tclose_merge.merge_until_close(X, attributes, base, 0.05, state, tcloseness._compact)
+    assert not [t for t in threading.enumerate() if t.name == "microagg-merge-helper"]

@@ -45,11 +45,11 @@ __all__ = ["TaskHelper", "new_control", "claim", "publish", "wait", "ON", "SEQ",
 # Slots of the control vector (int64). FIRST is free for the loop's own use; TRIED counts
 # the run thread's attempts to take a task back. For tests: LEAVE, when set, has the
 # run's thread claim nothing and leave every task to the helper; HOLD, when set, holds
-# the helper inside the first task it commits to until the run's thread has tried to
-# take a task back.
+# the helper inside a task until the run's thread has tried to take one back (which
+# task, and for how long, each loop says: tfirst_tasks, tclose_screen).
 SEQ, CLAIM, STOP, ON, GAVE_UP, PATIENCE, SERVED, N_TASKS, FIRST, LEAVE, HOLD, TRIED = \
     range(12)
-_PATIENCE = 20_000_000  # spins (some tens of milliseconds) before a task is taken back
+_PATIENCE = 20_000_000  # spins (about 5 ms here) before a task is taken back
 
 
 def _claim(ctrl, seq, n_tasks):

@@ -26,8 +26,8 @@ gives the same merges and the same partition as the numpy reference
   MDAV's screen), is within reach of the smallest get the exact distance, a sequential
   sum of squares in float64. At 100,000 records, t = 0.1 (19,125 merges) the search
   fell from about 0.86 s to about 0.2 s. With many clusters the float32 pass is shared
-  with a helper thread (:mod:`core.methods.tclose_screen`), the same answer. A k-d tree over the centroids was tried, and
-  dropped: in float64 at 100,000 records it gave nothing (in ten dimensions it read a
+  with a helper thread (:mod:`core.methods.tclose_screen`), the same answer. A k-d
+  tree over the centroids was tried, and dropped: in float64 at 100,000 records it gave nothing (in ten dimensions it read a
   third of the centroids per search); screened in float32, with moved centroids put
   back into the leaf their point falls in, it answered random questions three times
   faster than the full pass at 200,000 centroids, but Algorithm 1's questions come from
@@ -365,10 +365,12 @@ def merge_until_close(X, attributes, labels, t, state: TaskState, compact):
     most = max(1, groups // _STEPS)
     merges, forced, budget = 0, -1, 1
     runner = _helper(share, screen, scratch[1], groups)
+    shared_from = share[0][FIRST] * _LANES  # live clusters below which nothing is shared
     try:
         while True:
             started = time.perf_counter()
-            if runner is not None:
+            two = runner is not None and groups - merges >= shared_from
+            if two:
                 runner.begin()
             try:
                 merge_steps(head, tail, following, sizes, sums, counts, centroids, screen,
@@ -377,7 +379,7 @@ def merge_until_close(X, attributes, labels, t, state: TaskState, compact):
                             packed.counts, packed.n, limit, budget, forced, groups - merges,
                             scratch, share, candidates, marked, result)
             finally:
-                if runner is not None:
+                if two:
                     runner.end(time.perf_counter() - started, int(result[1]))
             forced = -1
             merges += int(result[1])
