@@ -27,12 +27,12 @@ gives the same merges and the same partition as the numpy reference
   sum of squares in float64. At 100,000 records, t = 0.1 (19,125 merges) the search
   fell from about 0.86 s to about 0.2 s. With many clusters the float32 pass is shared
   with a helper thread (:mod:`core.methods.tclose_screen`), the same answer. A k-d
-  tree over the centroids was tried, and dropped: in float64 at 100,000 records it gave nothing (in ten dimensions it read a
-  third of the centroids per search); screened in float32, with moved centroids put
-  back into the leaf their point falls in, it answered random questions three times
-  faster than the full pass at 200,000 centroids, but Algorithm 1's questions come from
-  the worst clusters, and the merging of 1,000,000 records took 67 s with it against
-  54 s without (same labels).
+  tree over the centroids was tried, and dropped: in float64 at 100,000 records it
+  gave nothing (in ten dimensions it read a third of the centroids per search);
+  screened in float32, with moved centroids put back into the leaf their point falls
+  in, it answered random questions three times faster than the full pass at 200,000
+  centroids, but Algorithm 1's questions come from the worst clusters, and the merging
+  of 1,000,000 records took 67 s with it against 54 s without (same labels).
 * the reference sums with numpy's ``einsum``, whose order (and so last bit) differs;
   a sum of d non-negative terms in any order is within ``(d−1)·eps`` of the true
   value, so every centroid within a relative ``8·(d+1)·eps`` of the compiled minimum is
@@ -54,8 +54,7 @@ from core.compiled import COMPILED, kernel
 from core.methods.tclose_emd import inverse_cumulative, pack_attributes
 from core.methods.tclose_emd import run_emd as _run_emd
 from core.methods.spatial_search import _screen_margin, _screen_query
-from core.methods.task_helper import TaskHelper
-from core.methods.task_helper import FIRST, ON
+from core.methods.task_helper import FIRST, ON, TaskHelper
 from core.methods.tclose_screen import LANES, new_share, screen_all, screen_range, serve
 from core.privacy.attributes import class_emds
 from core.privacy.emd import EMD_TOLERANCE
