@@ -716,6 +716,8 @@ def _merging_on_two_threads(X, values, base) -> None:
 
     attributes = tclose_attributes(values)
     two = second_thread_allowed()
+    if two:  # compiled before the run, as the warm-up does: a helper still compiling
+        tclose_screen.compile_serve()  # its loop is given up on and screens nothing
     made = []
 
     class Helper(tclose_merge.TaskHelper):
@@ -725,15 +727,18 @@ def _merging_on_two_threads(X, values, base) -> None:
 
     names = ("_two_threads", "TaskHelper")
     saved = [getattr(tclose_merge, name) for name in names] + [
-        tclose_screen.SPLIT_FROM, tclose_screen._LEAVE_TO_HELPER]
+        tclose_screen.SPLIT_FROM, tclose_screen._LEAVE_TO_HELPER, tclose_screen._PATIENCE]
     tclose_merge._two_threads, tclose_merge.TaskHelper = (lambda groups: two), Helper
+    # Every chunk to the helper, waited for up to about 50 ms (a loaded machine).
     tclose_screen.SPLIT_FROM, tclose_screen._LEAVE_TO_HELPER = 2, True
+    tclose_screen._PATIENCE = 200_000_000
     try:
         labels, merges = tclose_merge.merge_until_close(X, attributes, base, 0.1, TaskState(),
                                                         tcloseness._compact)
     finally:
         tclose_merge._two_threads, tclose_merge.TaskHelper = saved[:2]
-        tclose_screen.SPLIT_FROM, tclose_screen._LEAVE_TO_HELPER = saved[2:]
+        (tclose_screen.SPLIT_FROM, tclose_screen._LEAVE_TO_HELPER,
+         tclose_screen._PATIENCE) = saved[2:]
     expected, expected_merges = tcloseness._merge_until_close(X, attributes, base, 0.1,
                                                               TaskState())
     if not (np.array_equal(labels, expected) and merges == expected_merges):
