@@ -89,10 +89,13 @@ for _name in ("_claim", "_publish", "_wait"):
 claim, publish, wait = _claim, _publish, _wait
 
 
-def new_control() -> np.ndarray:
-    """A control vector: no step published, the helper stopped."""
+def new_control(leave: bool = False, patience: int | None = None,
+                hold: int = 0) -> np.ndarray:
+    """A control vector: no step published, the helper stopped; with a loop's test
+    settings (``LEAVE``, ``PATIENCE`` when given, ``HOLD``)."""
     ctrl = np.zeros(12, dtype=np.int64)
-    ctrl[STOP], ctrl[PATIENCE] = 1, _PATIENCE
+    ctrl[STOP], ctrl[LEAVE], ctrl[HOLD] = 1, leave, hold
+    ctrl[PATIENCE] = _PATIENCE if patience is None else patience
     return ctrl
 
 

@@ -146,11 +146,8 @@ for _name in ("screen_range", "_hold", "serve", "screen_all"):
 def new_share(places: int) -> tuple:
     """The buffers and the control vector of a merging run's screen (``places`` a
     multiple of :data:`LANES`), one thread until a helper turns ``ctrl[ON]`` on."""
-    ctrl = helper.new_control()
-    ctrl[helper.LEAVE], ctrl[helper.HOLD] = _LEAVE_TO_HELPER, _HOLD
+    ctrl = helper.new_control(_LEAVE_TO_HELPER, _PATIENCE, _HOLD)
     ctrl[helper.FIRST] = SPLIT_FROM  # the shortest pass shared, in blocks
-    if _PATIENCE is not None:
-        ctrl[helper.PATIENCE] = _PATIENCE
     blocks = places // LANES
     # Buffers never written say that nothing is near (so a step that read one would
     # miss its answer, and the tests would see it).

@@ -230,7 +230,7 @@ def tfirst_clusters(X: np.ndarray, subsets: list[np.ndarray], per: int,
     m = 1 + int(extras_per_cluster)
     depth = indexes.scratch_shape[0]
     parts = tuple(tasks.thread_scratch(len(start), depth, m, leaf, d, size + 1) for _ in range(3))
-    ctrl = helper.new_control()
+    ctrl = helper.new_control(_LEAVE_TO_HELPER, _PATIENCE, _HOLD)
     shared = (ctrl, np.zeros(d), np.zeros(size + 1, dtype=np.int64),
               np.zeros(size + 1, dtype=np.int64), np.zeros(size + 1, dtype=np.int64))
     want = np.zeros(size, dtype=np.int64)
@@ -238,9 +238,6 @@ def tfirst_clusters(X: np.ndarray, subsets: list[np.ndarray], per: int,
     labels = np.full(n, -1, dtype=np.int64)
     levels = int(first_leaf + 1).bit_length() - 1
     two = _two_threads(levels, size)
-    ctrl[helper.LEAVE], ctrl[helper.HOLD] = _LEAVE_TO_HELPER, _HOLD
-    if _PATIENCE is not None:
-        ctrl[helper.PATIENCE] = _PATIENCE
     runner = helper.TaskHelper(ctrl, tasks._serve, (ctrl, shared[1], want, shared[2], shared[4],
                                               trees, pool, parts[1])) if two else None
     most = max(1, -(-per // _STEPS))
