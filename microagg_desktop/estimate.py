@@ -108,14 +108,16 @@ REFERENCE_SHARED = 1.5e-7
 """Seconds per ``n · log2 n · d`` of the shared steps without numba (one term)."""
 
 REFINE: dict[str, tuple[float, float]] = {"tfrp2": (2.1e-10, 3.4e-9),
-                                          "igd": (1.1e-9, 9.7e-9)}
+                                          "igd": (1.1e-9, 5.0e-9)}
 """Seconds per ``n² · d / k`` of a refinement after the partition, for groups packed in
 space and for groups cut along one order (:data:`RELEASES`). Filling every record's
 candidate list compares it with every group, and after groups cut along one order the
 refinement rebuilds nearly every group (PCP's SSE at 20,000 × 10 falls from 138,208 to
 41,513 under TFRP2, MDAV's from 34,101 to 33,984): MDAV + TFRP2 at 50,000 and
 100,000 × 10, k = 5, 1.1 and 4.2 s; MDAV + IGD 50,000 and 100,000: 5.9 and 19.5 s;
-PCP + TFRP2 20,000 and 50,000: 2.8 and 16.1 s, PCP + IGD 20,000: 7.7 s (z-scores alike).
+PCP + TFRP2 20,000 and 50,000: 2.8 and 16.1 s (z-scores alike). IGD after PCP lengthens
+its candidate lists (:func:`core.methods.refine_passes._lists_fail`): the refinement
+alone took 4.6–4.9, 24–26 and 89 s at 20,000, 50,000 and 100,000.
 The model before (``n · log2 n · d``) said 20 s for PCP + TFRP2 at 300,000, which did
 not end in ten minutes."""
 

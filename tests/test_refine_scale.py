@@ -185,3 +185,101 @@ def test_a_large_compiled_run_stops_within_a_second_of_cancel():
     with pytest.raises(Cancelled):
         refine(X, labels, k=5, method="igd", state=state)
     assert time.perf_counter() - began < 1.5
+
+
+def _slabs(n, d, k):
+    """Groups of k consecutive records along the first principal axis, as PCP makes:
+    many groups lie at nearly the same distance from a record."""
+    X = np.random.default_rng(6).standard_normal((n, d))
+    order = np.argsort(X @ np.linalg.svd(X - X.mean(0), full_matrices=False)[2][0])
+    labels = np.empty(n, dtype=np.int64)
+    labels[order] = np.arange(n) // k
+    return X, labels
+
+
+def _refined(X, labels, k, method, **lists):
+    """The compiled labels, and the list lengths it grew to."""
+    from core.methods import refine_passes
+
+    grown = []
+    plain = refine_passes.longer_lists
+
+    def counted(state, candidates):
+        grown.append(candidates)
+        return plain(state, candidates)
+
+    Xc, sq, tolerance = prepared(X)
+    refine_passes.longer_lists = counted
+    try:
+        out = refine_compiled(Xc, sq, labels, k=k, method=method, max_rounds=1000,
+                              tolerance=tolerance, state=TaskState(), **lists)
+    finally:
+        refine_passes.longer_lists = plain
+    return out, grown
+
+
+def test_lists_grow_after_slabs_and_give_the_reference_labels():
+    """After a PCP-like partition IGD's short lists fail and grow between two passes
+    (filled again); the labels stay the reference's, and kept short they are too."""
+    X, labels = _slabs(4000, 6, 4)
+    reference = refine(X, labels, k=4, method="igd", compiled=False)
+    from core.methods import refine_passes
+
+    filled = []
+    fill_all = refine_passes._fill_all
+
+    def watched(s, state, fraction):
+        fill_all(s, state, fraction)
+        filled.append((s.cand_g.shape[1], int(s.n_cand.min())))
+
+    refine_passes._fill_all = watched
+    try:
+        grown, sizes = _refined(X, labels, 4, "igd", candidates=2, longer=8)
+    finally:
+        refine_passes._fill_all = fill_all
+    short, none = _refined(X, labels, 4, "igd", candidates=2, longer=2)
+    assert sizes == [8] and none == []
+    assert filled == [(2, 2), (8, 8)]  # every record's longer list filled at once
+    np.testing.assert_array_equal(grown, reference)
+    np.testing.assert_array_equal(short, reference)
+
+
+def test_tfrp2_keeps_its_lists_short():
+    """One pass: filling longer lists would not pay back."""
+    X, labels = _slabs(4000, 6, 4)
+    out, sizes = _refined(X, labels, 4, "tfrp2", candidates=2, longer=8)
+    assert sizes == []
+    np.testing.assert_array_equal(out, refine(X, labels, k=4, method="tfrp2",
+                                              compiled=False))
+
+
+def test_lists_stay_short_after_mdav():
+    """After MDAV the lists almost always prove the nearest group: they do not grow
+    (growing would cost time, each anchored group being measured against the records
+    that list it)."""
+    X = np.random.default_rng(7).standard_normal((6000, 10))
+    labels = fixed_size(X, k=5, first="mdav")
+    out, sizes = _refined(X, labels, 5, "igd")
+    assert sizes == []
+    np.testing.assert_array_equal(out, refine(X, labels, k=5, method="igd"))
+
+
+def test_lists_grow_at_the_default_sizes_after_slabs():
+    X, labels = _slabs(6000, 10, 5)
+    _, sizes = _refined(X, labels, 5, "igd")
+    assert sizes == [64]
+
+
+def test_progress_stays_in_order_when_the_lists_grow():
+    X, labels = _slabs(3000, 6, 4)
+    calls = []
+    state = TaskState(lambda fraction, message: calls.append((fraction, message)))
+    Xc, sq, tolerance = prepared(X)
+    refine_compiled(Xc, sq, labels, k=4, method="igd", max_rounds=1000,
+                    tolerance=tolerance, state=state, candidates=2, longer=8)
+    fractions = [f for f, _ in calls]
+    assert fractions == sorted(fractions)
+    filling = [message.startswith("refining: nearest") for _, message in calls]
+    passes = filling.index(False)  # the first fill ends where the passes begin
+    refills = [f for (f, _), fill in zip(calls[passes:], filling[passes:]) if fill]
+    assert refills and min(refills) > 0.0

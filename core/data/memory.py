@@ -69,9 +69,12 @@ RUN_MEMORY: dict[str, tuple[int, float]] = {
 OTHER_RUN_MEMORY = (1200, 8.5)
 """The peak of a method not measured: the most of those measured."""
 
-REFINE_BYTES_PER_RECORD = {"tfrp2": 200, "igd": 400}
+REFINE_BYTES_PER_RECORD = {"tfrp2": 200, "igd": 1850}
 """What a refinement adds per record (MDAV + TFRP2 at 300,000: 174; + IGD at 100,000:
-381)."""
+381). IGD's candidate lists grow fourfold where they fail, as after PCP or z-scores
+(:func:`core.methods.refine_passes._lists_fail`): the refinement's peak after PCP was
+1,804 bytes a record at 20,000 and at 100,000 (``tracemalloc``), after MDAV 714 at
+20,000."""
 
 MEMORY_SHARE = 0.75
 """The share of the computer's memory a run may take at its peak (the rest for the

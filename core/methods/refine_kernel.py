@@ -21,12 +21,14 @@ import numpy as np
 
 from core.compiled import COMPILED, kernel
 
-__all__ = ["CANDIDATES", "State", "final_labels", "make_state", "reserve"]
+__all__ = ["CANDIDATES", "LONG_CANDIDATES", "State", "final_labels", "longer_lists",
+           "make_state", "reserve"]
 
 CANDIDATES = 16  # candidate groups listed per record (16 bytes each)
+LONG_CANDIDATES = 64  # when the short lists fail (core.methods.refine_passes)
 EXTRAS = 32  # groups compared directly before they are anchored
 # meta[...] slots (int64), fmeta[...] slots (float64)
-N_GROUPS, N_LIVE, N_EXTRAS, RECOMPUTES, SCANS = range(5)
+N_GROUPS, N_LIVE, N_EXTRAS, RECOMPUTES, SCANS, QUERIES = range(6)
 DRIFT, MARGIN, SLACK32 = range(3)
 # rint[i, ...] and gint[g, ...] columns: the members of a group as a linked list
 NXT, PRV, GROUP = range(3)
@@ -64,7 +66,7 @@ def make_state(Xc: np.ndarray, sq: np.ndarray, labels: np.ndarray, *, drift: flo
         extra=np.zeros(capacity, dtype=np.int64),
         extras=np.zeros(extras, dtype=np.int64),
         version=np.zeros(capacity, dtype=np.int32),
-        meta=np.zeros(5, dtype=np.int64),
+        meta=np.zeros(6, dtype=np.int64),
         # float32 squared distances err by far less than SLACK32 (~1e−4·d·max|x|²)
         fmeta=np.array([drift, margin, 1e-4 * d * max(float(sq.max(initial=0.0)), 1e-300)]),
         cand_g=np.zeros((n, candidates), dtype=np.int32),
@@ -74,6 +76,16 @@ def make_state(Xc: np.ndarray, sq: np.ndarray, labels: np.ndarray, *, drift: flo
     )
     _init(state, labels.astype(np.int64), n_groups)
     return state
+
+
+def longer_lists(state: State, candidates: int) -> State:
+    """``state`` with room for ``candidates`` groups on every record's list, every list
+    empty (to be filled again: :func:`core.methods.refine_nearest.fill`)."""
+    n = len(state.X)
+    return state._replace(
+        cand_g=np.zeros((n, candidates), dtype=np.int32), cand_d=np.zeros((n, candidates)),
+        cand_v=np.zeros((n, candidates), dtype=np.int32), n_cand=np.zeros(n, dtype=np.int64),
+        beta=np.full(n, -np.inf))
 
 
 def reserve(state: State, extra: int) -> State:

@@ -39,6 +39,7 @@ from core.methods.refine_kernel import (
     MARGIN,
     N_EXTRAS,
     N_GROUPS,
+    QUERIES,
     RECOMPUTES,
     SCANS,
     SLACK32,
@@ -148,6 +149,7 @@ def nearest(s, i, exclude):
     best_g, best_d = -1, np.inf
     n_groups = s.meta[N_GROUPS]
     m = s.n_cand[i]
+    s.meta[QUERIES] += 1
     t = 0
     while t < m:
         g = s.cand_g[i, t]

@@ -18,8 +18,11 @@ import numpy as np
 from core.methods.refine_kernel import (
     CANDIDATES,
     HEAD,
+    LONG_CANDIDATES,
     N_GROUPS,
     N_LIVE,
+    QUERIES,
+    RECOMPUTES,
     TAIL,
     append,
     distance,
@@ -28,6 +31,7 @@ from core.methods.refine_kernel import (
     final_labels,
     group_sse,
     jit,
+    longer_lists,
     make_state,
     members,
     reserve,
@@ -262,12 +266,15 @@ def _split(s, k, tol, p, scratch):
 
 
 def refine_compiled(Xc, sq, labels, *, k, method, max_rounds, tolerance, state,
-                    candidates=CANDIDATES):
+                    candidates=CANDIDATES, longer=LONG_CANDIDATES):
     """:func:`core.methods.refine.refine` with the compiled passes, on centred ``Xc``.
 
-    ``candidates``: groups listed per record (fewer in tests, to exercise the bounds).
+    ``candidates``: groups listed per record at first (fewer in tests, to exercise the
+    bounds); ``longer``: how many IGD lists once they fail (:func:`_lists_fail`).
     """
-    s = _start(Xc, sq, labels, state, candidates)
+    s = make_state(Xc, sq, labels, drift=_drift(Xc, sq, labels), margin=_margin(sq),
+                   candidates=candidates)
+    _fill_all(s, state, 0.0)
     scratch = np.empty((len(Xc), 4), dtype=np.int64)
     most = max(16, len(Xc) // 64)
     budget = [min(256, most)]
@@ -294,6 +301,12 @@ def refine_compiled(Xc, sq, labels, *, k, method, max_rounds, tolerance, state,
         any_change = run(chunk, start, middle, f"refining: {name}")
         return run(split_chunk, middle, stop, "refining: split", split=True) | any_change
 
+    def lengthen(fraction):
+        nonlocal s
+        if longer > s.cand_g.shape[1] and _lists_fail(s):
+            s = longer_lists(s, longer)
+            _fill_all(s, state, fraction)
+
     if method == "tfrp2":
         one_pass(decompose_chunk, "decompose", 0.0, 1.0)
     else:
@@ -301,19 +314,36 @@ def refine_compiled(Xc, sq, labels, *, k, method, max_rounds, tolerance, state,
             span = 0.5 ** (round_ + 1)
             start = 1.0 - 2 * span
             any_change = one_pass(decompose_chunk, "decompose", start, start + span / 2)
+            lengthen(start + span / 2)
             any_change |= one_pass(shrink_chunk, "shrink", start + span / 2, start + span)
+            lengthen(start + span)
             if not any_change:
                 break
     return final_labels(s)
 
 
-def _start(Xc, sq, labels, state, candidates):
-    """The state with every record's candidate list filled, in steps of ~0.1 s, on two
-    threads where allowed (the kernel runs without the GIL; each thread fills its own
-    records)."""
-    n = len(Xc)
-    s = make_state(Xc, sq, labels, drift=_drift(Xc, sq, labels), margin=_margin(sq),
-                   candidates=candidates)
+def _lists_fail(s) -> bool:
+    """Whether more than 1 in 20 of the questions so far (at least 2,000) had to compare
+    the record with every group.
+
+    That happens where many groups lie at nearly the same distance from a record, as
+    after PCP or z-scores, whose groups are slabs across the data: 16 listed groups then
+    seldom prove a nearest (IGD at 50,000 × 10: a third of the questions fell back to
+    every group) and 64 mostly do, so IGD lengthens the lists between two passes when
+    this holds (at 50,000 × 10 the refinement took 24–26 s instead of 58–64 s, the same
+    labels). After MDAV almost no question falls back and the lists stay short: longer
+    ones would only cost time, each group anchored being measured again against the
+    four times as many records that list it. TFRP2 keeps them short too: its one pass
+    is over before filling longer lists pays back (after PCP at 20,000 and 50,000,
+    growing them within the pass made it 10–16 % slower)."""
+    queries = int(s.meta[QUERIES])
+    return queries >= 2000 and s.meta[RECOMPUTES] > queries / 20
+
+
+def _fill_all(s, state, fraction):
+    """Every record's candidate list filled, in steps of ~0.1 s, on two threads where
+    allowed (the kernel runs without the GIL; each thread fills its own records)."""
+    n = len(s.X)
     threads = threads_for(_THREADS)
     scratch = [np.empty((4, len(s.count))) for _ in range(threads)]
     step, i = 64, 0
@@ -326,8 +356,7 @@ def _start(Xc, sq, labels, state, candidates):
             i = stop
             step = int(min(max(step * 0.1 / max(time.perf_counter() - began, 1e-4), 16),
                            4 * step))
-            state.step(0.0, f"refining: nearest groups {i:,} / {n:,}")
-    return s
+            state.step(fraction, f"refining: nearest groups {i:,} / {n:,}")
 
 
 def _drift(Xc, sq, labels) -> float:
