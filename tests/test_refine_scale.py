@@ -219,8 +219,9 @@ def _refined(X, labels, k, method, **lists):
 
 
 def test_lists_grow_after_slabs_and_give_the_reference_labels():
-    """After a PCP-like partition IGD's short lists fail and grow between two passes
-    (filled again); the labels stay the reference's, and kept short they are too."""
+    """After a PCP-like partition IGD's short lists fail and grow (every record's list
+    filled again, mid-pass); the labels stay the reference's, and kept short they are
+    too."""
     X, labels = _slabs(4000, 6, 4)
     reference = refine(X, labels, k=4, method="igd", compiled=False)
     from core.methods import refine_passes
