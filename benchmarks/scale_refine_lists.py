@@ -9,6 +9,7 @@ checks that they give the same labels; an MDAV partition shows that the rule lea
 refinement that does not need longer lists alone.
 
     python benchmarks/scale_refine_lists.py [N ...]
+    python benchmarks/bench_scale.py --only refine_lists [--quick]
 
 Default sizes 20,000 and 50,000 × 10 (standard normal, k = 5); 100,000 takes about eight
 minutes more.
@@ -52,13 +53,10 @@ def _timed(Xc, sq, labels, tolerance, method, longer):
         refine_passes.longer_lists = plain
 
 
-def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [20_000, 50_000]
+def measured(sizes) -> list[dict]:
+    """One row per partition, refinement and size: both ways' seconds and labels."""
     refine(np.arange(200.0).reshape(100, 2), np.arange(100) // 5, k=5)  # compile first
-    header = ("partition", "refinement", "records", f"{CANDIDATES} listed s",
-              "growing lists s", "ratio", "grew", "same labels", "load avg")
-    print("| " + " | ".join(header) + " |")
-    print("|" + "|".join("---" for _ in header) + "|")
+    out = []
     for n in sizes:
         X = np.random.default_rng(0).standard_normal((n, 10))
         Xc, sq, tolerance = prepared(X)
@@ -68,10 +66,34 @@ def main() -> None:
             short, short_s, _ = _timed(Xc, sq, labels, tolerance, method, CANDIDATES)
             long_, long_s, grew = _timed(Xc, sq, labels, tolerance, method,
                                          LONG_CANDIDATES)
-            cells = (name, method, f"{n:,} × 10", f"{short_s:.2f}", f"{long_s:.2f}",
-                     f"{short_s / long_s:.2f}×", "yes" if grew else "no",
-                     str(bool(np.array_equal(short, long_))), f"{os.getloadavg()[0]:.1f}")
-            print("| " + " | ".join(cells) + " |", flush=True)
+            out.append({"partition": name, "method": method, "n": n, "short_s": short_s,
+                        "long_s": long_s, "grew": grew,
+                        "same": bool(np.array_equal(short, long_))})
+    return out
+
+
+def rows(quick: bool) -> list[dict]:
+    """For ``benchmarks/bench_scale.py``: the lists kept short are the peer."""
+    return [{
+        "task": f"{r['partition'].upper()} + {r['method'].upper()}, candidate lists "
+                f"{'grown' if r['grew'] else 'kept short'}",
+        "size": f"{r['n']:,} × 10", "before_s": r["short_s"], "after_s": r["long_s"],
+        "target": "≤ 30 s at 100,000" if r["method"] == "igd" else "faster",
+        "check": f"same labels: {r['same']}",
+    } for r in measured([5_000] if quick else [20_000, 50_000])]
+
+
+def main() -> None:
+    sizes = [int(a) for a in sys.argv[1:]] or [20_000, 50_000]
+    header = ("partition", "refinement", "records", f"{CANDIDATES} listed s",
+              "growing lists s", "ratio", "grew", "same labels", "load avg")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join("---" for _ in header) + "|")
+    for r in measured(sizes):
+        cells = (r["partition"], r["method"], f"{r['n']:,} × 10", f"{r['short_s']:.2f}",
+                 f"{r['long_s']:.2f}", f"{r['short_s'] / r['long_s']:.2f}×",
+                 "yes" if r["grew"] else "no", str(r["same"]), f"{os.getloadavg()[0]:.1f}")
+        print("| " + " | ".join(cells) + " |", flush=True)
 
 
 if __name__ == "__main__":

@@ -218,14 +218,15 @@ def _refined(X, labels, k, method, **lists):
     return out, grown
 
 
-def test_lists_grow_after_slabs_and_give_the_reference_labels():
+def test_lists_grow_after_slabs_and_give_the_reference_labels(monkeypatch):
     """After a PCP-like partition IGD's short lists fail and grow (every record's list
     filled again, mid-pass); the labels stay the reference's, and kept short they are
     too."""
-    X, labels = _slabs(4000, 6, 4)
-    reference = refine(X, labels, k=4, method="igd", compiled=False)
     from core.methods import refine_passes
 
+    X, labels = _slabs(4000, 6, 4)
+    reference = refine(X, labels, k=4, method="igd", compiled=False)
+    monkeypatch.setattr(refine_passes, "_MANY_GROUPS", 0)
     filled = []
     fill_all = refine_passes._fill_all
 
@@ -245,8 +246,11 @@ def test_lists_grow_after_slabs_and_give_the_reference_labels():
     np.testing.assert_array_equal(short, reference)
 
 
-def test_tfrp2_keeps_its_lists_short():
+def test_tfrp2_keeps_its_lists_short(monkeypatch):
     """One pass: filling longer lists would not pay back."""
+    from core.methods import refine_passes
+
+    monkeypatch.setattr(refine_passes, "_MANY_GROUPS", 0)
     X, labels = _slabs(4000, 6, 4)
     out, sizes = _refined(X, labels, 4, "tfrp2", candidates=2, longer=8)
     assert sizes == []
@@ -266,12 +270,20 @@ def test_lists_stay_short_after_mdav():
 
 
 def test_lists_grow_at_the_default_sizes_after_slabs():
-    X, labels = _slabs(6000, 10, 5)
+    """From 16 to 64 groups once there are 2,000 live groups or more; below that a
+    comparison with every group costs little, and the lists stay short."""
+    X, labels = _slabs(11_000, 10, 5)
     _, sizes = _refined(X, labels, 5, "igd")
     assert sizes == [64]
+    X, labels = _slabs(6000, 10, 5)
+    _, sizes = _refined(X, labels, 5, "igd")
+    assert sizes == []
 
 
-def test_progress_stays_in_order_when_the_lists_grow():
+def test_progress_stays_in_order_when_the_lists_grow(monkeypatch):
+    from core.methods import refine_passes
+
+    monkeypatch.setattr(refine_passes, "_MANY_GROUPS", 0)
     X, labels = _slabs(3000, 6, 4)
     calls = []
     state = TaskState(lambda fraction, message: calls.append((fraction, message)))
