@@ -50,8 +50,8 @@ Two implementations give the same labels:
 compiled (:mod:`core.methods.refine_passes`, the default when :data:`core.compiled.COMPILED`)
     The passes in numba over flat arrays; each record keeps a short list of candidate
     groups and a bound that says when the list's nearest is the nearest of all
-    (:mod:`core.methods.refine_nearest`). It returns to Python every ~0.1 s for
-    progress and Cancel.
+    (:mod:`core.methods.refine_nearest`), lengthened for IGD where it seldom does (after
+    PCP or z-scores). It returns to Python every ~0.1 s for progress and Cancel.
 numpy (:mod:`core.methods.refine_reference`, the reference)
     The same passes in numpy; nearest groups from scipy KD-tree candidate lists,
     measured exactly.

@@ -10,7 +10,9 @@ short list:
 candidates
     Up to ``CANDIDATES`` (:mod:`core.methods.refine_kernel`) groups, each with its
     squared distance and the version of the group it was measured at. A group that
-    changed since is measured again when asked.
+    changed since is measured again when asked. IGD lengthens every list to
+    ``LONG_CANDIDATES`` where the short ones seldom prove a nearest
+    (:func:`core.methods.refine_passes._lists_fail`).
 bound β
     Every live group not listed, and not compared directly, has its *anchor* at least
     β from the record.
