@@ -44,7 +44,7 @@ def _frame(n: int) -> pd.DataFrame:
 
 def _parameters(method: str) -> tuple[str, dict]:
     if method in ("mdav-igd", "pcp-igd"):  # PCP's IGD lengthens its candidate lists
-        return method[:-4], {"k": 5, "refine": "igd"}
+        return method.removesuffix("-igd"), {"k": 5, "refine": "igd"}
     if method == "tc-bucket":
         return method, {"k": 5, "t": 2.0}
     return method, {"k": 5, **({"t": 0.2} if method.startswith("tc-") else {})}

@@ -234,11 +234,9 @@ def test_lists_grow_after_slabs_and_give_the_reference_labels(monkeypatch):
         fill_all(s, state, fraction)
         filled.append((s.cand_g.shape[1], int(s.n_cand.min())))
 
-    refine_passes._fill_all = watched
-    try:
-        grown, sizes = _refined(X, labels, 4, "igd", candidates=2, longer=8)
-    finally:
-        refine_passes._fill_all = fill_all
+    monkeypatch.setattr(refine_passes, "_fill_all", watched)
+    grown, sizes = _refined(X, labels, 4, "igd", candidates=2, longer=8)
+    monkeypatch.setattr(refine_passes, "_fill_all", fill_all)
     short, none = _refined(X, labels, 4, "igd", candidates=2, longer=2)
     assert sizes == [8] and none == []
     assert filled == [(2, 2), (8, 8)]  # every record's longer list filled at once

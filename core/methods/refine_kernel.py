@@ -69,10 +69,8 @@ def make_state(Xc: np.ndarray, sq: np.ndarray, labels: np.ndarray, *, drift: flo
         meta=np.zeros(6, dtype=np.int64),
         # float32 squared distances err by far less than SLACK32 (~1e−4·d·max|x|²)
         fmeta=np.array([drift, margin, 1e-4 * d * max(float(sq.max(initial=0.0)), 1e-300)]),
-        cand_g=np.zeros((n, candidates), dtype=np.int32),
-        cand_d=np.zeros((n, candidates)), cand_v=np.zeros((n, candidates), dtype=np.int32),
-        n_cand=np.zeros(n, dtype=np.int64), beta=np.full(n, -np.inf),
         acc=np.zeros(max(n, capacity)), acc32=np.zeros(max(n, capacity), dtype=np.float32),
+        **_empty_lists(n, candidates),
     )
     _init(state, labels.astype(np.int64), n_groups)
     return state
@@ -81,11 +79,16 @@ def make_state(Xc: np.ndarray, sq: np.ndarray, labels: np.ndarray, *, drift: flo
 def longer_lists(state: State, candidates: int) -> State:
     """``state`` with room for ``candidates`` groups on every record's list, every list
     empty (to be filled again: :func:`core.methods.refine_nearest.fill`)."""
-    n = len(state.X)
-    return state._replace(
-        cand_g=np.zeros((n, candidates), dtype=np.int32), cand_d=np.zeros((n, candidates)),
-        cand_v=np.zeros((n, candidates), dtype=np.int32), n_cand=np.zeros(n, dtype=np.int64),
-        beta=np.full(n, -np.inf))
+    return state._replace(**_empty_lists(len(state.X), candidates))
+
+
+def _empty_lists(n: int, candidates: int) -> dict:
+    """``n`` records' candidate lists of ``candidates`` groups, empty, and their bounds
+    not yet set."""
+    return dict(cand_g=np.zeros((n, candidates), dtype=np.int32),
+                cand_d=np.zeros((n, candidates)),
+                cand_v=np.zeros((n, candidates), dtype=np.int32),
+                n_cand=np.zeros(n, dtype=np.int64), beta=np.full(n, -np.inf))
 
 
 def reserve(state: State, extra: int) -> State:
