@@ -12,7 +12,7 @@ from core.errors import Cancelled, MicroaggError
 from core.measures.partition import sse
 from core.data.prepare import standardize
 from core.progress import TaskState
-from core.methods.vmdav import vmdav
+from core.methods.vmdav import vmdav, vmdav_reference
 from tests.conftest import CENSUS_COLUMNS
 
 # IL % on Census (13 attributes, z-scored with ddof=0) that this implementation gives.
@@ -44,6 +44,7 @@ def naive_vmdav(X: np.ndarray, k: int, gamma: float) -> np.ndarray:
     centre = mean(F)
     to_centre = [d2(row, centre) for row in F]
     g = Fraction(gamma)
+    tie = 1 + 4 * (len(F[0]) + 2) * Fraction(np.finfo(np.float64).eps)
     labels = np.full(n, -1)
     free = set(range(n))
     group = 0
@@ -55,8 +56,8 @@ def naive_vmdav(X: np.ndarray, k: int, gamma: float) -> np.ndarray:
             e_min = min(sorted(free), key=lambda r: min(D2[i][r] for i in members))
             d_in2 = min(D2[i][e_min] for i in members)
             others = free - {e_min}
-            if others:  # d_in < γ·d_out  <=>  d_in² < γ²·d_out²
-                joins = d_in2 < g * g * min(D2[e_min][r] for r in others)
+            if others:  # d_in < γ·d_out  <=>  d_in² < γ²·d_out², ties within rounding out
+                joins = d_in2 * tie < g * g * min(D2[e_min][r] for r in others)
             else:
                 joins = gamma > 0
             if not joins:
@@ -169,3 +170,23 @@ def test_census_information_loss(census, gamma, k):
     assert sizes.min() >= k
     if gamma == 0:  # 1080 is a multiple of 3, 5 and 10: every group has exactly k
         assert sizes.max() == k
+
+
+def test_d_in_equal_to_gamma_d_out_is_a_tie_and_does_not_join():
+    """Hypothesis found this: e_min (record 8) has d_in = 1 and d_out = 5, and γ = 0.2.
+    The float γ is a hair above 0.2, so in exact arithmetic of the float d_in < γ·d_out
+    held, while 0.2 * 5.0 rounds to 1.0 and the float comparison did not: the two
+    disagreed. Within rounding it is a tie, and a tie does not join, on both paths."""
+    X = np.array([[0, 0, 0], [2, 0, 3], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 1],
+                  [0, 1, 0], [-2, -1, -3], [-3, 3, 1], [0, 0, 1], [0, 3, -3], [-2, 3, 1]],
+                 dtype=float)
+    labels = vmdav(X, k=5, gamma=0.2)
+    np.testing.assert_array_equal(labels, [0, 1, 0, 0, 0, 1, 1, 0, 1, 1, 0, 1])
+    np.testing.assert_array_equal(vmdav_reference(X, k=5, gamma=0.2), labels)
+    np.testing.assert_array_equal(naive_vmdav(X, 5, 0.2), labels)
+    # γ = 1.5 is exact in binary, but √18 rounds below 1.5·√8: the float comparison
+    # joined on this tie (one group of 4); a tie does not join.
+    X = np.array([[-3, 0], [1, 2], [3, 0], [0, -3]], dtype=float)
+    for labels in (vmdav(X, k=2, gamma=1.5), vmdav_reference(X, k=2, gamma=1.5),
+                   naive_vmdav(X, 2, 1.5)):
+        np.testing.assert_array_equal(labels, [0, 1, 1, 0])

@@ -44,7 +44,9 @@ record that comes first in the input (farthest record, nearest neighbours, e_min
 a leftover equidistant from two centroids joins the group formed first. For the
 farthest record, e_min and the leftovers, squared distances within their rounding
 error (relative 4·(d+2)·eps) count as equal, so distances equal in exact arithmetic
-tie even when the additions round differently.
+tie even when the additions round differently. So does d_in against γ·d_out: d_in² is
+raised by that relative error before the comparison, so that an exact tie (d_in = 1,
+d_out = 5, γ = 0.2) never joins, whichever way γ·d_out happens to round.
 
 Distances have one floating-point form: ``Σ_j (x_j − p_j)²`` summed over the columns
 in order (:func:`core.methods.vmdav_kernel.squared_distances`), so that the compiled path
@@ -176,7 +178,8 @@ def _form_groups(X: np.ndarray, k: int, gamma: float, state: TaskState):
                 np.minimum(to_group, pool.distances(X[record]), out=to_group)
             while size < largest and pool.count:
                 e_min = _first_minimum(to_group, X.shape[1])
-                d_in = math.sqrt(to_group[e_min])
+                # d_in within rounding of γ·d_out is a tie, which does not join
+                d_in = math.sqrt(to_group[e_min] * (1.0 + 4.0 * (X.shape[1] + 2) * _EPS))
                 from_e_min = pool.distances(X[pool.index[e_min]])
                 from_e_min[e_min] = np.inf
                 d_out = math.sqrt(from_e_min.min())

@@ -230,14 +230,14 @@ def _extend(X, ids, alive, length, D, near, near_d2, listed, members, rho, size,
     for f in range(inside):
         if f != at:
             bound = min(bound, scratch[f])
-    if not np.sqrt(d_in2) < gamma * np.sqrt(bound):
+    if not np.sqrt(d_in2 * tie_factor) < gamma * np.sqrt(bound):  # ties do not join
         return -1, work
     limit = _widen((np.sqrt(D[e_min]) + np.sqrt(bound)) ** 2)
     d_out2 = np.inf
     for i in range(length):
         if alive[i] and i != e_min and D[i] <= limit:
             d_out2 = min(d_out2, _distance_below(X, ids[e_min], ids[i], d_out2))
-    if not np.sqrt(d_in2) < gamma * np.sqrt(d_out2):
+    if not np.sqrt(d_in2 * tie_factor) < gamma * np.sqrt(d_out2):
         return -1, work + length
     return e_min, work + length
 
