@@ -33,8 +33,16 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def _both(X, labels, k, method):
+    """The reference's labels and the compiled ones; the compiled run on the lists alone
+    and on the sweeps alone must give the reference's labels too."""
     reference = refine(X, labels, k=k, method=method, compiled=False)
     compiled = refine(X, labels, k=k, method=method, compiled=True)
+    Xc, sq, tolerance = prepared(X)
+    dense = np.unique(labels, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    for ways in ("lists", "sweeps"):
+        one_way = refine_compiled(Xc, sq, dense, k=k, method=method, max_rounds=1000,
+                                  tolerance=tolerance, state=TaskState(), ways=ways)
+        np.testing.assert_array_equal(one_way, reference, err_msg=ways)
     return reference, compiled
 
 
@@ -113,7 +121,7 @@ def test_short_candidate_lists_give_the_reference_labels(kind, candidates):
     _, labels = np.unique(labels, return_inverse=True)
     compiled = refine_compiled(Xc, sq, labels, k=3, method="igd", max_rounds=1000,
                                tolerance=tolerance, state=TaskState(),
-                               candidates=candidates)
+                               candidates=candidates, ways="lists")
     np.testing.assert_array_equal(compiled, refine(X, labels, k=3, compiled=False))
 
 
@@ -235,9 +243,9 @@ def test_lists_grow_after_slabs_and_give_the_reference_labels(monkeypatch):
         filled.append((s.cand_g.shape[1], int(s.n_cand.min())))
 
     monkeypatch.setattr(refine_passes, "_fill_all", watched)
-    grown, sizes = _refined(X, labels, 4, "igd", candidates=2, longer=8)
+    grown, sizes = _refined(X, labels, 4, "igd", candidates=2, longer=8, ways="lists")
     monkeypatch.setattr(refine_passes, "_fill_all", fill_all)
-    short, none = _refined(X, labels, 4, "igd", candidates=2, longer=2)
+    short, none = _refined(X, labels, 4, "igd", candidates=2, longer=2, ways="lists")
     assert sizes == [8] and none == []
     assert filled == [(2, 2), (8, 8)]  # every record's longer list filled at once
     np.testing.assert_array_equal(grown, reference)
@@ -250,7 +258,7 @@ def test_tfrp2_keeps_its_lists_short(monkeypatch):
 
     monkeypatch.setattr(refine_passes, "_MANY_GROUPS", 0)
     X, labels = _slabs(4000, 6, 4)
-    out, sizes = _refined(X, labels, 4, "tfrp2", candidates=2, longer=8)
+    out, sizes = _refined(X, labels, 4, "tfrp2", candidates=2, longer=8, ways="lists")
     assert sizes == []
     np.testing.assert_array_equal(out, refine(X, labels, k=4, method="tfrp2",
                                               compiled=False))
@@ -259,22 +267,24 @@ def test_tfrp2_keeps_its_lists_short(monkeypatch):
 def test_lists_stay_short_after_mdav():
     """After MDAV the lists almost always prove the nearest group: they do not grow
     (growing would cost time, each anchored group being measured against the records
-    that list it)."""
+    that list it), whichever way the run takes."""
     X = np.random.default_rng(7).standard_normal((6000, 10))
     labels = fixed_size(X, k=5, first="mdav")
-    out, sizes = _refined(X, labels, 5, "igd")
-    assert sizes == []
-    np.testing.assert_array_equal(out, refine(X, labels, k=5, method="igd"))
+    reference = refine(X, labels, k=5, method="igd", compiled=False)
+    for ways in ("lists", "auto"):
+        out, sizes = _refined(X, labels, 5, "igd", ways=ways)
+        assert sizes == []
+        np.testing.assert_array_equal(out, reference)
 
 
 def test_lists_grow_at_the_default_sizes_after_slabs():
     """From 16 to 64 groups once there are 2,000 live groups or more; below that a
     comparison with every group costs little, and the lists stay short."""
     X, labels = _slabs(11_000, 10, 5)
-    _, sizes = _refined(X, labels, 5, "igd")
+    _, sizes = _refined(X, labels, 5, "igd", ways="lists")
     assert sizes == [64]
     X, labels = _slabs(6000, 10, 5)
-    _, sizes = _refined(X, labels, 5, "igd")
+    _, sizes = _refined(X, labels, 5, "igd", ways="lists")
     assert sizes == []
 
 
@@ -287,10 +297,152 @@ def test_progress_stays_in_order_when_the_lists_grow(monkeypatch):
     state = TaskState(lambda fraction, message: calls.append((fraction, message)))
     Xc, sq, tolerance = prepared(X)
     refine_compiled(Xc, sq, labels, k=4, method="igd", max_rounds=1000,
-                    tolerance=tolerance, state=state, candidates=2, longer=8)
+                    tolerance=tolerance, state=state, candidates=2, longer=8, ways="lists")
     fractions = [f for f, _ in calls]
     assert fractions == sorted(fractions)
     filling = [message.startswith("refining: nearest") for _, message in calls]
     passes = filling.index(False)  # the first fill ends where the passes begin
     refills = [f for (f, _), fill in zip(calls[passes:], filling[passes:]) if fill]
     assert refills and min(refills) > 0.0
+
+
+def _watched_fills(monkeypatch):
+    """(list length, fewest listed) at each fill of every record's list."""
+    from core.methods import refine_passes
+
+    filled = []
+    fill_all = refine_passes._fill_all
+
+    def watched(s, state, fraction):
+        fill_all(s, state, fraction)
+        filled.append((s.cand_g.shape[1], int(s.n_cand.min())))
+
+    monkeypatch.setattr(refine_passes, "_fill_all", watched)
+    return filled
+
+
+def test_sweeps_first_then_the_lists_once_the_groups_settle(monkeypatch):
+    """The run starts on the sweeps (nothing filled), goes back to the lists at the end
+    of a round where they would have cost less (sweeps weighed dear here, so that it
+    does so after the first round), and its labels are the reference's."""
+    from core.methods import refine_way
+
+    monkeypatch.setattr(refine_way, "SWEEP_PAIR", 100.0)  # sweeps weighed dear here
+    X, labels = _slabs(4000, 6, 4)
+    reference = refine(X, labels, k=4, method="igd", compiled=False)
+    filled = _watched_fills(monkeypatch)
+    out, _ = _refined(X, labels, 4, "igd", candidates=2, longer=8)
+    assert filled and filled[0] == (2, 2)
+    np.testing.assert_array_equal(out, reference)
+
+
+@pytest.mark.parametrize("partition", ["slabs", "mdav"])
+def test_the_sweeps_choose_the_lists_length(monkeypatch, partition):
+    """After slabs the sweeps see that short lists would often fail, and the lists come
+    back long at once; after MDAV they come back short (the return forced after the
+    first round, as above)."""
+    from core.methods import refine_passes, refine_way
+
+    monkeypatch.setattr(refine_way, "SWEEP_PAIR", 100.0)
+    monkeypatch.setattr(refine_passes, "_MANY_GROUPS", 0)
+    if partition == "slabs":
+        X, labels = _slabs(11_000, 10, 5)
+    else:
+        X = np.random.default_rng(7).standard_normal((8000, 10))
+        labels = fixed_size(X, k=5, first="mdav")
+    filled = _watched_fills(monkeypatch)
+    _refined(X, labels, 5, "igd")
+    assert filled[0] == ((64, 64) if partition == "slabs" else (16, 16))
+
+
+def test_tfrp2_stays_on_the_sweeps(monkeypatch):
+    """One pass: the lists would not repay their fill."""
+    X, labels = _slabs(6000, 6, 4)
+    filled = _watched_fills(monkeypatch)
+    out, _ = _refined(X, labels, 4, "tfrp2")
+    assert filled == []
+    np.testing.assert_array_equal(out, refine(X, labels, k=4, method="tfrp2",
+                                              compiled=False))
+
+
+def test_split_passes_on_the_lists_are_held_and_settled(monkeypatch):
+    """A split pass on the lists is answered by the sweeps and the groups it changed are
+    anchored after it (core.methods.refine_nearest.settle); the labels stay the
+    reference's."""
+    from core.methods import refine_passes, refine_way
+
+    settled = []
+    plain = refine_passes.settle
+
+    def counted(s, versions, n_groups):
+        settled.append(int(s.meta[0]) - n_groups)  # groups formed in the pass
+        plain(s, versions, n_groups)
+
+    monkeypatch.setattr(refine_passes, "settle", counted)
+    monkeypatch.setattr(refine_way, "SWEEP_PAIR", 100.0)  # back to the lists early
+    X, labels = _slabs(6000, 6, 4)
+    out, _ = _refined(X, labels, 4, "igd")
+    assert len(settled) >= 2 and max(settled) > 0
+    np.testing.assert_array_equal(out, refine(X, labels, k=4, method="igd",
+                                              compiled=False))
+
+
+@pytest.mark.parametrize("dead", [1.0, 1e9])
+def test_renumbering_the_groups_keeps_the_labels(monkeypatch, dead):
+    """Live groups numbered again before every pass (``_DEAD`` = 1), or never: the same
+    labels, on a grid full of ties."""
+    from core.methods import refine_kernel, refine_passes
+
+    monkeypatch.setattr(refine_passes, "_DEAD", dead)
+    compacted = []
+    plain = refine_kernel.compact
+
+    def counted(s, far):
+        before = int(s.meta[0])
+        plain(s, far)
+        compacted.append(before - int(s.meta[0]))
+
+    monkeypatch.setattr(refine_passes, "compact", counted)
+    X = np.array([(a, b) for a in range(-2, 3) for b in range(-2, 3)] * 24, dtype=float)
+    labels = np.repeat(np.arange(len(X) // 6), 6)
+    reference = refine(X, labels, k=3, method="igd", compiled=False)
+    for ways in ("auto", "lists", "sweeps"):
+        out, _ = _refined(X, labels, 3, "igd", ways=ways)
+        np.testing.assert_array_equal(out, reference, err_msg=ways)
+    assert (sum(compacted) > 0) == (dead == 1.0)
+
+
+@pytest.mark.parametrize("kind", ["normal", "ties", "duplicates"])
+def test_sweeps_answer_as_brute_force(kind):
+    """Every record against every live group, its own group left out, some groups dead:
+    the nearest by the fixed form, the lower id on a tie, in batches of 1 to 9 records."""
+    from core.methods.refine_kernel import make_state, members
+    from core.methods.refine_nearest import nearest_all, to_sweeps
+    from core.methods.refine_passes import _remove
+    from core.methods.refine_sweep import FAR
+
+    rng = np.random.default_rng(12)
+    X = _data(kind, rng, 1500)
+    labels = fixed_size(X, k=3, first="cbfs")
+    Xc, sq, _ = prepared(X)
+    s = make_state(Xc, sq, labels, drift=0.1, margin=1e-9)
+    to_sweeps(s)
+    recs = np.empty(len(X), dtype=np.int64)
+    for g in rng.choice(int(s.meta[0]), size=40, replace=False):  # dead groups
+        m = members(s, g, recs)
+        _remove(s, g, recs[:m].copy(), m)
+    live = np.flatnonzero(s.count[:s.meta[0]] > 0)
+    dead = np.flatnonzero(s.count[:s.meta[0]] <= 0)
+    assert len(dead) == 40 and np.all(s.centT32[:, dead] == np.float32(FAR))
+    centroids = s.sums[live] / s.count[live, None]
+    out = np.empty(16, dtype=np.int64)
+    for batch in range(1, 10):
+        for p in rng.choice(live, size=30, replace=False):
+            m = members(s, p, recs)
+            m = min(m, batch)
+            nearest_all(s, recs, m, p, out)
+            for t in range(m):
+                others = live != p
+                d = squared_distances(centroids[others], Xc[recs[t]])
+                assert out[t] == live[others][np.argmin(d)]
+    assert np.array_equal(s.centT32[:, live].T, s.cent[live].astype(np.float32))

@@ -14,7 +14,8 @@ from core.compiled import COMPILED
 from core.methods import gsms_neighbours, refine_passes
 from core.methods.gsms import gsms
 from core.methods.mdav import mdav
-from core.methods.refine import refine
+from core.methods.refine import prepared, refine
+from core.progress import TaskState
 from core.threads import single_thread, threads_for
 
 pytestmark = pytest.mark.skipif(not COMPILED, reason="the threads belong to the compiled path")
@@ -52,9 +53,18 @@ def test_gsms_and_refinement_lists_follow_the_policy(monkeypatch, single):
     _Counted.workers = []
     with single_thread() if single else nullcontext():
         grouped = gsms(X, k=3)
-        refined = refine(X, mdav(X, k=3), k=3, method="tfrp2")
+        refined = _on_lists(X, mdav(X, k=3))
     assert _Counted.workers == ([1, 1] if single else [2, 2])
     with single_thread() if not single else nullcontext():
         assert np.array_equal(gsms(X, k=3), grouped)
+        assert np.array_equal(_on_lists(X, mdav(X, k=3)), refined)
         assert np.array_equal(refine(X, mdav(X, k=3), k=3, method="tfrp2"), refined)
+
+
+def _on_lists(X, labels):
+    """TFRP2 on the candidate lists (filled first on threads of their own)."""
+    Xc, sq, tolerance = prepared(X)
+    return refine_passes.refine_compiled(Xc, sq, labels, k=3, method="tfrp2",
+                                         max_rounds=1, tolerance=tolerance,
+                                         state=TaskState(), ways="lists")
 

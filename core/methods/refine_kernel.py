@@ -28,14 +28,17 @@ CANDIDATES = 16  # candidate groups listed per record (16 bytes each)
 LONG_CANDIDATES = 64  # when the short lists fail (core.methods.refine_passes)
 EXTRAS = 32  # groups compared directly before they are anchored
 # meta[...] slots (int64), fmeta[...] slots (float64)
-N_GROUPS, N_LIVE, N_EXTRAS, RECOMPUTES, SCANS, QUERIES = range(6)
+N_GROUPS, N_LIVE, N_EXTRAS, RECOMPUTES, SCANS, QUERIES, WAY, MOVED, SWEPT, SAMPLED, \
+    CROWDED = range(11)
+# meta[WAY]: how a nearest group is found (core.methods.refine_way)
+LISTS, SWEEPS, HELD = range(3)
 DRIFT, MARGIN, SLACK32 = range(3)
 # rint[i, ...] and gint[g, ...] columns: the members of a group as a linked list
 NXT, PRV, GROUP = range(3)
 HEAD, TAIL = range(2)
 
 State = namedtuple("State", [
-    "X", "XT32", "sq", "rint", "gint", "count", "sumsq", "sums", "cent", "centT",
+    "X", "XT32", "sq", "rint", "gint", "count", "sumsq", "sums", "cent", "centT", "centT32",
     "anchor", "rho", "extra", "extras", "version", "meta", "fmeta", "cand_g", "cand_d",
     "cand_v", "n_cand", "beta", "acc", "acc32",
 ])
@@ -62,11 +65,12 @@ def make_state(Xc: np.ndarray, sq: np.ndarray, labels: np.ndarray, *, drift: flo
         gint=np.full((capacity, 2), -1, dtype=np.int64),
         count=np.zeros(capacity), sumsq=np.zeros(capacity), sums=np.zeros((capacity, d)),
         cent=np.zeros((capacity, d)), centT=np.zeros((d, capacity)),
+        centT32=np.zeros((d, capacity), dtype=np.float32),
         anchor=np.zeros((capacity, d)), rho=np.zeros(capacity),
         extra=np.zeros(capacity, dtype=np.int64),
         extras=np.zeros(extras, dtype=np.int64),
         version=np.zeros(capacity, dtype=np.int32),
-        meta=np.zeros(6, dtype=np.int64),
+        meta=np.zeros(11, dtype=np.int64),
         # float32 squared distances err by far less than SLACK32 (~1e−4·d·max|x|²)
         fmeta=np.array([drift, margin, 1e-4 * d * max(float(sq.max(initial=0.0)), 1e-300)]),
         acc=np.zeros(max(n, capacity)), acc32=np.zeros(max(n, capacity), dtype=np.float32),
@@ -106,10 +110,12 @@ def reserve(state: State, extra: int) -> State:
                       dtype=old.dtype)
         new[:len(old)] = old
         grown[name] = new
-    centT = np.zeros((state.X.shape[1], capacity))
-    centT[:, :len(state.count)] = state.centT
+    for name in ("centT", "centT32"):
+        old = getattr(state, name)
+        grown[name] = np.zeros((state.X.shape[1], capacity), dtype=old.dtype)
+        grown[name][:, :len(state.count)] = old
     size = max(len(state.X), capacity)
-    return state._replace(centT=centT, acc=np.zeros(size),
+    return state._replace(acc=np.zeros(size),
                           acc32=np.zeros(size, dtype=np.float32), **grown)
 
 
@@ -131,6 +137,55 @@ def _init(s, labels, n_groups):
             centre(s, g)
             for j in range(d):
                 s.anchor[g, j] = s.cent[g, j]
+
+
+@jit
+def compact(s, far):
+    """Number the live groups 0, 1, … in their order, so that no pass or sweep walks
+    over dead ones (``far``: the float32 centroid coordinate of an empty place).
+
+    The order of the live groups is kept, and every choice depends only on it (ties
+    go to the lower id, passes visit groups in id order, the total SSE adds them in id
+    order), so the labels do not change. Dead groups leave the lists and the extras.
+    """
+    n_groups = s.meta[N_GROUPS]
+    rank = np.full(n_groups, -1, dtype=np.int64)
+    r = 0
+    for g in range(n_groups):
+        if s.count[g] <= 0:
+            continue
+        rank[g] = r
+        if r < g:  # r ≤ g: moving forward in id order overwrites only what moved
+            s.gint[r, :] = s.gint[g, :]
+            s.count[r], s.sumsq[r], s.rho[r] = s.count[g], s.sumsq[g], s.rho[g]
+            s.extra[r], s.version[r] = s.extra[g], s.version[g]
+            s.sums[r, :], s.cent[r, :], s.anchor[r, :] = s.sums[g, :], s.cent[g, :], \
+                s.anchor[g, :]
+            s.centT[:, r], s.centT32[:, r] = s.centT[:, g], s.centT32[:, g]
+        r += 1
+    for g in range(r, n_groups):
+        s.gint[g, :] = -1
+        s.count[g], s.sumsq[g], s.extra[g] = 0.0, 0.0, 0
+        s.sums[g, :] = 0.0
+        s.centT32[:, g] = far
+    s.meta[N_GROUPS] = r
+    for i in range(s.X.shape[0]):
+        s.rint[i, GROUP] = rank[s.rint[i, GROUP]]
+        m = 0
+        for t in range(s.n_cand[i]):
+            g = rank[s.cand_g[i, t]]
+            if g >= 0:
+                s.cand_g[i, m], s.cand_d[i, m], s.cand_v[i, m] = g, s.cand_d[i, t], \
+                    s.cand_v[i, t]
+                m += 1
+        s.n_cand[i] = m
+    m = 0
+    for e in range(s.meta[N_EXTRAS]):
+        g = rank[s.extras[e]]
+        if g >= 0:
+            s.extras[m] = g
+            m += 1
+    s.meta[N_EXTRAS] = m
 
 
 # members ------------------------------------------------------------------------
@@ -179,6 +234,7 @@ def centre(s, g):
         c = s.sums[g, j] / s.count[g]
         s.cent[g, j] = c
         s.centT[j, g] = c
+        s.centT32[j, g] = c
 
 
 @jit

@@ -38,20 +38,26 @@ import numpy as np
 
 from core.methods.refine_kernel import (
     DRIFT,
+    HELD,
+    LISTS,
     MARGIN,
+    MOVED,
     N_EXTRAS,
     N_GROUPS,
     QUERIES,
     RECOMPUTES,
     SCANS,
     SLACK32,
+    SWEEPS,
+    WAY,
     centre,
     distance,
     distance_to,
     jit,
 )
+from core.methods.refine_sweep import FAR, sweep
 
-__all__ = ["changed", "fill", "nearest"]
+__all__ = ["changed", "fill", "nearest", "nearest_all", "settle", "to_lists", "to_sweeps"]
 
 
 @jit
@@ -59,9 +65,10 @@ def changed(s, g, formed):
     """Group g's members changed (``formed``: it was empty before)."""
     s.version[g] += 1
     if s.count[g] <= 0:
+        s.centT32[:, g] = FAR  # no sweep finds it (core.methods.refine_sweep)
         return
     centre(s, g)
-    if s.extra[g]:
+    if s.meta[WAY] == HELD or s.extra[g]:
         return
     drift = 0.0
     for j in range(s.X.shape[1]):
@@ -69,11 +76,72 @@ def changed(s, g, formed):
         drift += t * t
     s.rho[g] = np.sqrt(drift)
     if formed or s.rho[g] > s.fmeta[DRIFT]:
-        s.extra[g] = 1
-        s.extras[s.meta[N_EXTRAS]] = g
-        s.meta[N_EXTRAS] += 1
-        if s.meta[N_EXTRAS] == len(s.extras):  # sized in refine_kernel.make_state
-            _anchor_extras(s)
+        _moved(s, g)
+
+
+@jit
+def _moved(s, g):
+    """Group g moved farther than the drift from its anchor, or was formed."""
+    s.meta[MOVED] += 1
+    if s.meta[WAY] == SWEEPS:  # no lists to keep: the move is only counted
+        for j in range(s.X.shape[1]):
+            s.anchor[g, j] = s.cent[g, j]
+        s.rho[g] = 0.0
+        return
+    s.extra[g] = 1
+    s.extras[s.meta[N_EXTRAS]] = g
+    s.meta[N_EXTRAS] += 1
+    if s.meta[N_EXTRAS] == len(s.extras):  # sized in refine_kernel.make_state
+        _anchor_extras(s)
+
+
+@jit
+def settle(s, versions, n_groups):
+    """Back to the lists after a pass held (``meta[WAY] == HELD``: the sweeps answered,
+    the lists were left as they were): every group changed since (``versions``, the
+    groups' versions when the pass began, ``n_groups`` their number then) is anchored
+    again if it moved farther than the drift or was formed in the pass.
+
+    No list was touched in the pass, so no list dropped a group that was dead for a
+    while (a split undone brings its group back): such a group is anchored again only
+    if it moved, where on the lists it must be anchored as if formed.
+    """
+    s.meta[WAY] = LISTS
+    for g in range(s.meta[N_GROUPS]):
+        if s.count[g] <= 0 or s.extra[g]:
+            continue
+        formed = g >= n_groups
+        if not formed and s.version[g] == versions[g]:
+            continue
+        drift = 0.0
+        for j in range(s.X.shape[1]):
+            t = s.cent[g, j] - s.anchor[g, j]
+            drift += t * t
+        s.rho[g] = np.sqrt(drift)
+        if formed or s.rho[g] > s.fmeta[DRIFT]:
+            _moved(s, g)
+
+
+@jit
+def to_sweeps(s):
+    """Answer every question by comparing with every group; the lists are left stale."""
+    for e in range(s.meta[N_EXTRAS]):
+        s.extra[s.extras[e]] = 0
+    s.meta[N_EXTRAS] = 0
+    s.meta[WAY] = SWEEPS
+
+
+@jit
+def to_lists(s):
+    """Back to the lists: every group anchored at its centroid (the lists must then be
+    filled again, :func:`fill`)."""
+    for g in range(s.meta[N_GROUPS]):
+        for j in range(s.X.shape[1]):
+            s.anchor[g, j] = s.cent[g, j]
+        s.rho[g] = 0.0
+        s.extra[g] = 0
+    s.meta[N_EXTRAS] = 0
+    s.meta[WAY] = LISTS
 
 
 @jit
@@ -145,9 +213,23 @@ def _list(s, i, g, d2):
 
 
 @jit
+def nearest_all(s, recs, m, exclude, out):
+    """``out[t]`` = :func:`nearest` (s, recs[t], exclude) for t < m."""
+    if s.meta[WAY] != LISTS:
+        sweep(s, recs, m, exclude, out)
+    else:
+        for t in range(m):
+            out[t] = nearest(s, recs[t], exclude)
+
+
+@jit
 def nearest(s, i, exclude):
     """The live group ≠ ``exclude`` whose centroid is nearest to record i (lower id on
     ties); -1 if there is none."""
+    if s.meta[WAY] != LISTS:
+        one, answer = np.full(1, i, dtype=np.int64), np.empty(1, dtype=np.int64)
+        sweep(s, one, 1, exclude, answer)
+        return answer[0]
     best_g, best_d = -1, np.inf
     n_groups = s.meta[N_GROUPS]
     m = s.n_cand[i]

@@ -18,13 +18,18 @@ import numpy as np
 from core.methods.refine_kernel import (
     CANDIDATES,
     HEAD,
+    HELD,
+    LISTS,
     LONG_CANDIDATES,
     N_GROUPS,
     N_LIVE,
     QUERIES,
     RECOMPUTES,
+    SWEEPS,
     TAIL,
+    WAY,
     append,
+    compact,
     distance,
     distance_to,
     dot,
@@ -38,13 +43,24 @@ from core.methods.refine_kernel import (
     total_sse,
     unlink,
 )
-from core.methods.refine_nearest import changed, fill, nearest
+from core.methods.refine_nearest import (
+    changed,
+    fill,
+    nearest,
+    nearest_all,
+    settle,
+    to_sweeps,
+    to_lists,
+)
+from core.methods.refine_sweep import FAR
+from core.methods.refine_way import Way
 from core.threads import threads_for
 
 __all__ = ["refine_compiled"]
 
 _THREADS = 2  # at most (core.threads.threads_for)
 _MANY_GROUPS = 2000  # live groups, at least, for IGD's lists to grow (_lists_fail)
+_DEAD = 1.25  # group places per live group before the groups are numbered again
 
 
 @jit
@@ -117,8 +133,7 @@ def decompose_chunk(s, k, tol, p, p_end, budget, scratch):
             continue
         m = members(s, p, recs)
         done += m
-        for t in range(m):
-            targets[t] = nearest(s, recs[t], p)
+        nearest_all(s, recs, m, p, targets)
         receivers = np.unique(targets[:m])
         delta = -group_sse(s, p)
         for g in receivers:
@@ -147,7 +162,7 @@ def decompose_chunk(s, k, tol, p, p_end, budget, scratch):
 @jit
 def shrink_chunk(s, k, tol, p, p_end, budget, scratch):
     """Figure 4: move p's best record to its nearest group while that lowers the SSE."""
-    recs, one = scratch[:, 0], scratch[:1, 2]
+    recs, targets, one = scratch[:, 0], scratch[:, 1], scratch[:1, 2]
     any_change = False
     done = 0
     while p < p_end and done < budget:
@@ -156,8 +171,9 @@ def shrink_chunk(s, k, tol, p, p_end, budget, scratch):
             done += m
             n_p = s.count[p]
             best, best_target, best_gain = -1, -1, np.inf
+            nearest_all(s, recs, m, p, targets)
             for t in range(m):
-                g = nearest(s, recs[t], p)
+                g = targets[t]
                 n_t = s.count[g]
                 leave = n_p / (n_p - 1) * distance(s, recs[t], p)
                 join = n_t / (n_t + 1) * distance(s, recs[t], g)
@@ -267,15 +283,21 @@ def _split(s, k, tol, p, scratch):
 
 
 def refine_compiled(Xc, sq, labels, *, k, method, max_rounds, tolerance, state,
-                    candidates=CANDIDATES, longer=LONG_CANDIDATES):
+                    candidates=CANDIDATES, longer=LONG_CANDIDATES, ways="auto"):
     """:func:`core.methods.refine.refine` with the compiled passes, on centred ``Xc``.
 
     ``candidates``: groups listed per record at first (fewer in tests, to exercise the
-    bounds); ``longer``: how many IGD lists once they fail (:func:`_lists_fail`).
+    bounds); ``longer``: how many IGD lists once they fail (:func:`_lists_fail`);
+    ``ways``: ``"auto"`` (:mod:`core.methods.refine_way`), or, for tests,
+    ``"lists"`` or ``"sweeps"`` throughout.
     """
     s = make_state(Xc, sq, labels, drift=_drift(Xc, sq, labels), margin=_margin(sq),
                    candidates=candidates)
-    _fill_all(s, state, 0.0)
+    if ways == "lists":
+        _fill_all(s, state, 0.0)
+    else:
+        to_sweeps(s)
+    way = Way(s)
     scratch = np.empty((len(Xc), 4), dtype=np.int64)
     most = max(16, len(Xc) // 64)
     budget = [min(256, most)]
@@ -283,16 +305,26 @@ def refine_compiled(Xc, sq, labels, *, k, method, max_rounds, tolerance, state,
 
     def run(chunk, start, stop, message, split=False):
         nonlocal s
+        if s.meta[N_GROUPS] > _DEAD * s.meta[N_LIVE]:
+            compact(s, FAR)
         p, p_end, any_change = 0, int(s.meta[N_GROUPS]), False
+        held = split and s.meta[WAY] == LISTS and ways == "auto"
+        if held:  # a split pass asks few questions and forms many groups: sweeps
+            versions = s.version.copy()
+            s.meta[WAY] = HELD
         while p < p_end:
             if split:  # a split pass makes at most n/k groups
                 s = reserve(s, len(Xc) // k + 1)
             began = time.perf_counter()
             p, more = chunk(s, k, tolerance, p, p_end, budget[0], scratch)
             any_change |= bool(more)
-            if grow and longer > s.cand_g.shape[1] and _lists_fail(s):
+            if s.meta[WAY] == LISTS and ways == "auto" and way.to_sweeps(s):
+                to_sweeps(s)
+            elif grow and s.meta[WAY] == LISTS and longer > s.cand_g.shape[1] \
+                    and _lists_fail(s):
                 s = longer_lists(s, longer)
                 _fill_all(s, state, start + (stop - start) * p / max(p_end, 1))
+                way.restart(s)
                 began = time.perf_counter()
             elapsed = time.perf_counter() - began
             # About 0.1 s per call, and at least 64 calls a pass: progress and Cancel
@@ -300,6 +332,8 @@ def refine_compiled(Xc, sq, labels, *, k, method, max_rounds, tolerance, state,
             budget[0] = int(min(max(budget[0] * 0.1 / max(elapsed, 1e-4), 16),
                                 4 * budget[0], most))
             state.step(start + (stop - start) * p / max(p_end, 1), message)
+        if held:
+            settle(s, versions, p_end)
         return any_change
 
     def one_pass(chunk, name, start, stop):
@@ -317,6 +351,13 @@ def refine_compiled(Xc, sq, labels, *, k, method, max_rounds, tolerance, state,
             any_change |= one_pass(shrink_chunk, "shrink", start + span / 2, start + span)
             if not any_change:
                 break
+            if s.meta[WAY] == SWEEPS and ways == "auto" and way.to_lists(s):
+                if grow and longer > s.cand_g.shape[1] and way.crowded(s) \
+                        and s.meta[N_LIVE] >= _MANY_GROUPS:
+                    s = longer_lists(s, longer)
+                to_lists(s)
+                _fill_all(s, state, start + span)
+                way.restart(s, back=True)
     return final_labels(s)
 
 
