@@ -26,12 +26,13 @@ def test_warm_up_runs_every_option_of_every_method_it_is_given(monkeypatch):
     reports = []
     assert warmup.warm_up(report=reports.append) > 0
     # MDAV: 2 growths × 3 refinements; the univariate method refuses three attributes
-    # and runs on the single one; then MDAV and tc-tfirst on 10,000 records, for the
-    # helper threads (each must start one, whatever other tests compiled before), and
-    # tc-merge's helper loop, compiled directly.
-    assert len(reports) == 10
+    # and runs on the single one; the refinement on its lists; then MDAV and tc-tfirst
+    # on 10,000 records, for the helper threads (each must start one, whatever other
+    # tests compiled before), and tc-merge's helper loop, compiled directly.
+    assert len(reports) == 11
     assert sum(r.startswith("optimal-univariate") for r in reports) == 1
-    assert reports[-3:] == ["mdav on two threads: compiled",
+    assert reports[-4:] == ["refinement on its lists: compiled",
+                            "mdav on two threads: compiled",
                             "tc-tfirst on two threads: compiled",
                             "tc-merge on two threads: compiled"]
     if spatial_parallel.helper_wanted(6):

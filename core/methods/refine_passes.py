@@ -54,9 +54,10 @@ from core.methods.refine_nearest import (
 )
 from core.methods.refine_sweep import FAR
 from core.methods.refine_way import Way
+from core.progress import TaskState
 from core.threads import threads_for
 
-__all__ = ["refine_compiled"]
+__all__ = ["compile_ways", "refine_compiled"]
 
 _THREADS = 2  # at most (core.threads.threads_for)
 _MANY_GROUPS = 2000  # live groups, at least, for IGD's lists to grow (_lists_fail)
@@ -419,3 +420,21 @@ def _drift(Xc, sq, labels) -> float:
 def _margin(sq) -> float:
     """Rounding allowance of the bounds (distances, not squared): far above 1e−15·scale."""
     return 1e-9 * (1.0 + 2.0 * float(np.sqrt(sq.max(initial=0.0))))
+
+
+def compile_ways() -> None:
+    """Compile what a run reaches only on the lists or when it changes way (for the
+    engine's warm-up, :mod:`core.pipeline.warmup`: a small run stays on the sweeps)."""
+    Xc = np.random.default_rng(0).standard_normal((64, 3))
+    Xc -= Xc.mean(axis=0)
+    sq = (Xc ** 2).sum(axis=1)
+    labels = np.arange(64, dtype=np.int64) // 4
+    refine_compiled(Xc, sq, labels, k=4, method="igd", max_rounds=1000, tolerance=1e-12,
+                    state=TaskState(), ways="lists")
+    s = make_state(Xc, sq, labels, drift=0.1, margin=1e-9)
+    to_sweeps(s)
+    versions = s.version.copy()
+    s.meta[WAY] = HELD
+    settle(s, versions, int(s.meta[N_GROUPS]))
+    to_lists(s)
+    compact(s, FAR)

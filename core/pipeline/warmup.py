@@ -9,8 +9,9 @@ administrator preparing a shared installation).
 
 Every registered method runs, with each of its options, on a small synthetic table,
 through :func:`core.pipeline.run.anonymize`, so the measures, the verifier and the
-t-closeness steps are compiled as well, and MDAV and tc-tfirst once more on 10,000
-records, for their helper threads (tc-merge's helper loop directly). A method that
+t-closeness steps are compiled as well; the refinement on its candidate lists; and MDAV
+and tc-tfirst once more on 10,000 records, for their helper threads (tc-merge's helper
+loop directly). A method that
 refuses the small table is skipped: warming up is a convenience, never a check.
 """
 
@@ -27,6 +28,7 @@ from core.data.roles import RoleSpec
 from core.errors import MicroaggError
 from core.methods.contract import Options
 from core.methods.heuristics import fixed_size
+from core.methods.refine_passes import compile_ways
 from core.methods.registry import methods
 from core.methods.tfirst import tc_tfirst
 from core.pipeline.run import anonymize
@@ -81,6 +83,11 @@ def warm_up(report=print) -> float:
                 if report is not None:
                     report(f"{method.name} {settings}: compiled")
                 break
+    # A refinement of this small table stays on its sweeps; a large one may go to its
+    # candidate lists and back (core.methods.refine_way).
+    compile_ways()
+    if report is not None:
+        report("refinement on its lists: compiled")
     # A run of a few thousand records or more searches on two threads
     # (core.methods.spatial_parallel); one such run compiles the helper's loop too.
     # MDAV's helper serves trees of six levels or more (leaves of up to 128 rows): 10,000
