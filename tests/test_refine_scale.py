@@ -132,7 +132,7 @@ def test_candidate_lists_answer_as_brute_force_after_moves(kind, drift):
     than the drift, so the bounds, not the anchoring, must keep the answers exact."""
     from core.methods.refine_kernel import make_state
     from core.methods.refine_nearest import fill, nearest
-    from core.methods.refine_passes import _add, _remove
+    from core.methods.refine_chunks import _add, _remove
 
     rng = np.random.default_rng(2)
     X = _data(kind, rng, 1200)
@@ -418,7 +418,7 @@ def test_sweeps_answer_as_brute_force(kind):
     the nearest by the fixed form, the lower id on a tie, in batches of 1 to 9 records."""
     from core.methods.refine_kernel import make_state, members
     from core.methods.refine_nearest import nearest_all, to_sweeps
-    from core.methods.refine_passes import _remove
+    from core.methods.refine_chunks import _remove
     from core.methods.refine_sweep import FAR
 
     rng = np.random.default_rng(12)

@@ -48,10 +48,13 @@ step, ties included (the data are centred first, ``Xc = X − mean``):
 Two implementations give the same labels:
 
 compiled (:mod:`core.methods.refine_passes`, the default when :data:`core.compiled.COMPILED`)
-    The passes in numba over flat arrays; each record keeps a short list of candidate
-    groups and a bound that says when the list's nearest is the nearest of all
-    (:mod:`core.methods.refine_nearest`), lengthened for IGD where it seldom does (after
-    PCP or z-scores). It returns to Python every ~0.1 s for progress and Cancel.
+    The passes in numba over flat arrays. A record's nearest group comes from a sweep
+    over every group's centroid, float32 first, shared with a helper thread
+    (:mod:`core.methods.refine_sweep`), or from a short list of candidate groups per
+    record with a bound that says when the list's nearest is the nearest of all
+    (:mod:`core.methods.refine_nearest`), whichever costs less as the run goes
+    (:mod:`core.methods.refine_way`): sweeps while groups move all the time, lists once
+    they settle. It returns to Python every ~0.1 s for progress and Cancel.
 numpy (:mod:`core.methods.refine_reference`, the reference)
     The same passes in numpy; nearest groups from scipy KD-tree candidate lists,
     measured exactly.

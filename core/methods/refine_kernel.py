@@ -20,13 +20,17 @@ from collections import namedtuple
 import numpy as np
 
 from core.compiled import COMPILED, kernel
+from core.methods.task_helper import FIRST, new_control
 
 __all__ = ["CANDIDATES", "LONG_CANDIDATES", "State", "final_labels", "longer_lists",
-           "make_state", "reserve"]
+           "make_state", "reserve", "share"]
 
 CANDIDATES = 16  # candidate groups listed per record (16 bytes each)
 LONG_CANDIDATES = 64  # when the short lists fail (core.methods.refine_passes)
 EXTRAS = 32  # groups compared directly before they are anchored
+TASKS = 4  # runs of blocks the two threads claim, per shared sweep
+SHARED_FROM = 4096  # groups: a sweep over fewer is not shared
+SHARED_RECORDS = 4096  # records a shared sweep takes at most (a larger group: alone)
 # meta[...] slots (int64), fmeta[...] slots (float64)
 N_GROUPS, N_LIVE, N_EXTRAS, RECOMPUTES, SCANS, QUERIES, WAY, MOVED, SWEPT, SAMPLED, \
     CROWDED = range(11)
@@ -41,6 +45,7 @@ State = namedtuple("State", [
     "X", "XT32", "sq", "rint", "gint", "count", "sumsq", "sums", "cent", "centT", "centT32",
     "anchor", "rho", "extra", "extras", "version", "meta", "fmeta", "cand_g", "cand_d",
     "cand_v", "n_cand", "beta", "acc", "acc32",
+    "ctrl", "job", "jrecs", "bounds", "jbest", "jout", "status",
 ])
 
 
@@ -52,10 +57,12 @@ jit = kernel if COMPILED else _plain
 
 
 def make_state(Xc: np.ndarray, sq: np.ndarray, labels: np.ndarray, *, drift: float,
-               margin: float, candidates: int = CANDIDATES, extras: int = EXTRAS) -> State:
+               margin: float, candidates: int = CANDIDATES, extras: int = EXTRAS,
+               shared: dict | None = None) -> State:
     """The partition ``labels`` of centred ``Xc`` (``sq`` its rows' squared norms);
     ``candidates`` groups listed per record (fewer in tests, to exercise the bounds),
-    ``extras`` groups compared directly before they are anchored."""
+    ``extras`` groups compared directly before they are anchored; ``shared``: what a
+    sweep shares with a helper thread (:func:`share`; by default, no helper)."""
     n, d = Xc.shape
     n_groups = int(labels.max()) + 1
     capacity = n_groups + 16
@@ -74,10 +81,26 @@ def make_state(Xc: np.ndarray, sq: np.ndarray, labels: np.ndarray, *, drift: flo
         # float32 squared distances err by far less than SLACK32 (~1e−4·d·max|x|²)
         fmeta=np.array([drift, margin, 1e-4 * d * max(float(sq.max(initial=0.0)), 1e-300)]),
         acc=np.zeros(max(n, capacity)), acc32=np.zeros(max(n, capacity), dtype=np.float32),
-        **_empty_lists(n, candidates),
+        **_empty_lists(n, candidates), **(shared or share(n)),
     )
     _init(state, labels.astype(np.int64), n_groups)
     return state
+
+
+def share(n: int, leave: bool = False, patience: int | None = None, hold: int = 0) -> dict:
+    """The fields of :class:`State` that a sweep shares with a helper thread
+    (:mod:`core.methods.refine_sweep`): its control vector (one thread until a helper
+    turns ``ON``; with a test's settings, :func:`core.methods.task_helper.new_control`),
+    the sweep's records and their number, the runs' bounds, answers and status."""
+    ctrl = new_control(leave, patience, hold)
+    ctrl[FIRST] = SHARED_FROM
+    records = min(n, SHARED_RECORDS)
+    return dict(ctrl=ctrl, job=np.zeros(2, dtype=np.int64),
+                jrecs=np.zeros(records, dtype=np.int64),
+                bounds=np.zeros(TASKS + 1, dtype=np.int64),
+                jbest=np.full((TASKS, records), np.inf),
+                jout=np.full((TASKS, records), -1, dtype=np.int64),
+                status=np.zeros(TASKS, dtype=np.int64))
 
 
 def longer_lists(state: State, candidates: int) -> State:

@@ -1,4 +1,6 @@
-"""The exact nearest group of a record in the compiled refinement: candidate lists.
+"""The exact nearest group of a record in the compiled refinement: candidate lists (the
+other way, a sweep over every group, is :mod:`core.methods.refine_sweep`; which one a
+run takes, :mod:`core.methods.refine_way`).
 
 Refinement asks, again and again, for the group whose centroid is nearest to a record
 (its own group excluded). On standard-normal data in ten dimensions the nearest centroid

@@ -1,11 +1,10 @@
-"""Decompose, Shrink and SplitLargeGroups compiled, over :class:`refine_kernel.State`.
+"""The compiled refinement's run: its passes in steps of about 0.1 s, the way it finds a
+record's nearest group (:mod:`core.methods.refine_way`), its lists' fills, its helper
+thread and its progress.
 
-Khomnotai, Lin, Peng & Santra (2018), Figures 2, 4 and 3, with the choices documented in
-:mod:`core.methods.refine`, step for step as the numpy reference
-(:mod:`core.methods.refine_reference`). Each pass works on groups ``p .. p_end − 1`` and
-returns ``(next p, changed)`` once it has looked at about ``budget`` records, so the
-caller reports progress and honours Cancel between calls (about every 0.1 s); calling
-again from ``next p`` continues the same pass exactly.
+The passes themselves (Decompose, Shrink, SplitLargeGroups) are
+:mod:`core.methods.refine_chunks`; each returns to this loop once it has looked at
+about ``budget`` records, so progress is reported and Cancel honoured between calls.
 """
 
 from __future__ import annotations
@@ -15,9 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from core.methods.refine_chunks import decompose_chunk, shrink_chunk, split_chunk
 from core.methods.refine_kernel import (
     CANDIDATES,
-    HEAD,
     HELD,
     LISTS,
     LONG_CANDIDATES,
@@ -26,261 +25,26 @@ from core.methods.refine_kernel import (
     QUERIES,
     RECOMPUTES,
     SWEEPS,
-    TAIL,
+    SWEPT,
     WAY,
-    append,
     compact,
-    distance,
-    distance_to,
-    dot,
     final_labels,
-    group_sse,
-    jit,
     longer_lists,
     make_state,
-    members,
     reserve,
-    total_sse,
-    unlink,
 )
-from core.methods.refine_nearest import (
-    changed,
-    fill,
-    nearest,
-    nearest_all,
-    settle,
-    to_sweeps,
-    to_lists,
-)
-from core.methods.refine_sweep import FAR
+from core.methods.refine_nearest import fill, settle, to_lists, to_sweeps
+from core.methods.refine_sweep import FAR, new_share, serve
 from core.methods.refine_way import Way
+from core.methods.task_helper import FIRST, TaskHelper
 from core.progress import TaskState
-from core.threads import threads_for
+from core.threads import second_thread_allowed, threads_for
 
 __all__ = ["compile_ways", "refine_compiled"]
 
 _THREADS = 2  # at most (core.threads.threads_for)
 _MANY_GROUPS = 2000  # live groups, at least, for IGD's lists to grow (_lists_fail)
 _DEAD = 1.25  # group places per live group before the groups are numbered again
-
-
-@jit
-def _add(s, g, recs, m):
-    """Records ``recs[:m]`` join group g (Σx grows by their sum, added in order)."""
-    d = s.X.shape[1]
-    part = s.X[recs[0]].copy()
-    part_sq = s.sq[recs[0]]
-    for t in range(1, m):
-        for j in range(d):
-            part[j] += s.X[recs[t], j]
-        part_sq += s.sq[recs[t]]
-    formed = s.count[g] == 0
-    if formed:
-        s.meta[N_LIVE] += 1
-    s.count[g] += m
-    for j in range(d):
-        s.sums[g, j] += part[j]
-    s.sumsq[g] += part_sq
-    for t in range(m):
-        append(s, g, recs[t])
-    changed(s, g, formed)
-
-
-@jit
-def _remove(s, g, recs, m):
-    d = s.X.shape[1]
-    s.count[g] -= m
-    if s.count[g] == 0:
-        s.meta[N_LIVE] -= 1
-        s.sums[g, :] = 0.0
-        s.sumsq[g] = 0.0
-    else:
-        part = s.X[recs[0]].copy()
-        part_sq = s.sq[recs[0]]
-        for t in range(1, m):
-            for j in range(d):
-                part[j] += s.X[recs[t], j]
-            part_sq += s.sq[recs[t]]
-        for j in range(d):
-            s.sums[g, j] -= part[j]
-        s.sumsq[g] -= part_sq
-    for t in range(m):
-        unlink(s, g, recs[t])
-    changed(s, g, False)
-
-
-@jit
-def _going_to(recs, targets, m, g, out):
-    """The records among ``recs[:m]`` whose target is g, in order; their number."""
-    n_moving = 0
-    for t in range(m):
-        if targets[t] == g:
-            out[n_moving] = recs[t]
-            n_moving += 1
-    return n_moving
-
-
-@jit
-def decompose_chunk(s, k, tol, p, p_end, budget, scratch):
-    """Figure 2: dissolve group p into the groups nearest to its records if SSE drops."""
-    d = s.X.shape[1]
-    recs, targets, moving = scratch[:, 0], scratch[:, 1], scratch[:, 2]
-    new_sums = np.empty(d)
-    any_change = False
-    done = 0
-    while p < p_end and done < budget:
-        if s.count[p] == 0 or s.meta[N_LIVE] < 2:
-            p += 1
-            continue
-        m = members(s, p, recs)
-        done += m
-        nearest_all(s, recs, m, p, targets)
-        receivers = np.unique(targets[:m])
-        delta = -group_sse(s, p)
-        for g in receivers:
-            n_moving = _going_to(recs, targets, m, g, moving)
-            part = s.X[moving[0]].copy()
-            part_sq = s.sq[moving[0]]
-            for t in range(1, n_moving):
-                for j in range(d):
-                    part[j] += s.X[moving[t], j]
-                part_sq += s.sq[moving[t]]
-            for j in range(d):
-                new_sums[j] = s.sums[g, j] + part[j]
-            new_count = s.count[g] + n_moving
-            new_sumsq = s.sumsq[g] + part_sq
-            delta += (new_sumsq - dot(new_sums) / new_count) - group_sse(s, g)
-        if delta < -tol:
-            everyone = recs[:m].copy()
-            _remove(s, p, everyone, m)
-            for g in receivers:
-                _add(s, g, moving, _going_to(everyone, targets, m, g, moving))
-            any_change = True
-        p += 1
-    return p, any_change
-
-
-@jit
-def shrink_chunk(s, k, tol, p, p_end, budget, scratch):
-    """Figure 4: move p's best record to its nearest group while that lowers the SSE."""
-    recs, targets, one = scratch[:, 0], scratch[:, 1], scratch[:1, 2]
-    any_change = False
-    done = 0
-    while p < p_end and done < budget:
-        while s.count[p] > k and s.meta[N_LIVE] > 1:
-            m = members(s, p, recs)
-            done += m
-            n_p = s.count[p]
-            best, best_target, best_gain = -1, -1, np.inf
-            nearest_all(s, recs, m, p, targets)
-            for t in range(m):
-                g = targets[t]
-                n_t = s.count[g]
-                leave = n_p / (n_p - 1) * distance(s, recs[t], p)
-                join = n_t / (n_t + 1) * distance(s, recs[t], g)
-                gain = join - leave
-                if gain < best_gain:
-                    best, best_target, best_gain = t, g, gain
-            if not best_gain < -tol:
-                break
-            one[0] = recs[best]
-            _remove(s, p, one, 1)
-            _add(s, best_target, one, 1)
-            any_change = True
-        p += 1
-    return p, any_change
-
-
-@jit
-def split_chunk(s, k, tol, p, p_end, budget, scratch):
-    """Figure 3 on every group of 2k or more records; a split is kept if SSE drops."""
-    any_change = False
-    done = 0
-    while p < p_end and done < budget:
-        if s.count[p] >= 2 * k:
-            done += int(s.count[p])
-            if _split(s, k, tol, p, scratch):
-                any_change = True
-        p += 1
-    return p, any_change
-
-
-@jit
-def _farthest_or_nearest(s, remaining, left, point, farthest):
-    """Position in ``remaining[:left]`` of the record farthest from (or nearest to)
-    ``point``; the first one on ties."""
-    best, best_d = 0, -1.0 if farthest else np.inf
-    for t in range(left):
-        dist = distance_to(s, remaining[t], point)
-        if (dist > best_d) if farthest else (dist < best_d):
-            best, best_d = t, dist
-    return best
-
-
-@jit
-def _pop(values, length, at):
-    value = values[at]
-    for t in range(at, length - 1):
-        values[t] = values[t + 1]
-    return value
-
-
-@jit
-def _split(s, k, tol, p, scratch):
-    d = s.X.shape[1]
-    saved, remaining, group, receiver = scratch[:, 0], scratch[:, 1], scratch[:, 2], \
-        scratch[:, 3]
-    before = total_sse(s)
-    m = members(s, p, saved)
-    saved_groups = s.meta[N_GROUPS]
-    left = m
-    remaining[:m] = saved[:m]
-    _remove(s, p, saved, m)
-    point = np.empty(d)
-    while True:
-        point[:] = s.X[remaining[0]]
-        for t in range(1, left):
-            for j in range(d):
-                point[j] += s.X[remaining[t], j]
-        for j in range(d):
-            point[j] /= left
-        group[0] = _pop(remaining, left, _farthest_or_nearest(s, remaining, left, point,
-                                                               True))
-        left -= 1
-        size = 1
-        total = s.X[group[0]].copy()
-        while size < k:
-            for j in range(d):
-                point[j] = total[j] / size
-            record = _pop(remaining, left, _farthest_or_nearest(s, remaining, left, point,
-                                                                False))
-            left -= 1
-            group[size] = record
-            size += 1
-            for j in range(d):
-                total[j] += s.X[record, j]
-        g = s.meta[N_GROUPS]
-        s.meta[N_GROUPS] += 1
-        s.count[g], s.sumsq[g], s.sums[g, :] = 0.0, 0.0, 0.0
-        s.gint[g, HEAD], s.gint[g, TAIL] = -1, -1
-        _add(s, g, group, size)
-        if left <= k:
-            break
-    one = group[:1]
-    for t in range(left):
-        one[0] = remaining[t]
-        receiver[t] = nearest(s, remaining[t], -1)
-        _add(s, receiver[t], one, 1)
-    if total_sse(s) < before - tol:
-        return True
-    for t in range(left):  # undo: the split did not lower the SSE
-        one[0] = remaining[t]
-        _remove(s, receiver[t], one, 1)
-    for g in range(saved_groups, s.meta[N_GROUPS]):
-        _remove(s, g, group, members(s, g, group))
-    s.meta[N_GROUPS] = saved_groups
-    _add(s, p, saved, m)
-    return False
 
 
 def refine_compiled(Xc, sq, labels, *, k, method, max_rounds, tolerance, state,
@@ -293,12 +57,31 @@ def refine_compiled(Xc, sq, labels, *, k, method, max_rounds, tolerance, state,
     ``"lists"`` or ``"sweeps"`` throughout.
     """
     s = make_state(Xc, sq, labels, drift=_drift(Xc, sq, labels), margin=_margin(sq),
-                   candidates=candidates)
+                   candidates=candidates, shared=new_share(len(Xc)))
+    runner = _helper(s)
+    try:
+        return _passes(s, runner, k, method, max_rounds, tolerance, state, longer, ways)
+    finally:
+        if runner is not None:
+            runner.close()
+
+
+def _helper(s):
+    """A helper thread for the sweeps (:mod:`core.methods.refine_sweep`), or None: a
+    second thread allowed, and groups enough that sharing a sweep pays."""
+    if s.meta[N_GROUPS] < s.ctrl[FIRST] or not second_thread_allowed():
+        return None
+    return TaskHelper(s.ctrl, serve, (s.ctrl, s), name="microagg-refine-helper")
+
+
+def _passes(s, runner, k, method, max_rounds, tolerance, state, longer, ways):
+    """:func:`refine_compiled`'s passes on the state ``s`` (module notes)."""
+    Xc = s.X
     if ways == "lists":
         _fill_all(s, state, 0.0)
     else:
         to_sweeps(s)
-    way = Way(s)
+    way = Way(s, runner)
     scratch = np.empty((len(Xc), 4), dtype=np.int64)
     most = max(16, len(Xc) // 64)
     budget = [min(256, most)]
@@ -317,7 +100,16 @@ def refine_compiled(Xc, sq, labels, *, k, method, max_rounds, tolerance, state,
             if split:  # a split pass makes at most n/k groups
                 s = reserve(s, len(Xc) // k + 1)
             began = time.perf_counter()
-            p, more = chunk(s, k, tolerance, p, p_end, budget[0], scratch)
+            two = runner is not None and s.meta[WAY] != LISTS and \
+                s.meta[N_GROUPS] >= s.ctrl[FIRST]
+            if two:
+                swept = int(s.meta[SWEPT])
+                runner.begin((s.ctrl, s))
+            try:
+                p, more = chunk(s, k, tolerance, p, p_end, budget[0], scratch)
+            finally:
+                if two:
+                    runner.end(time.perf_counter() - began, int(s.meta[SWEPT]) - swept)
             any_change |= bool(more)
             if s.meta[WAY] == LISTS and ways == "auto" and way.to_sweeps(s):
                 to_sweeps(s)
@@ -423,8 +215,9 @@ def _margin(sq) -> float:
 
 
 def compile_ways() -> None:
-    """Compile what a run reaches only on the lists or when it changes way (for the
-    engine's warm-up, :mod:`core.pipeline.warmup`: a small run stays on the sweeps)."""
+    """Compile what a run reaches only on the lists, when it changes way or with a helper
+    thread (for the engine's warm-up, :mod:`core.pipeline.warmup`: a small run stays on
+    the sweeps, on one thread)."""
     Xc = np.random.default_rng(0).standard_normal((64, 3))
     Xc -= Xc.mean(axis=0)
     sq = (Xc ** 2).sum(axis=1)
@@ -438,3 +231,4 @@ def compile_ways() -> None:
     settle(s, versions, int(s.meta[N_GROUPS]))
     to_lists(s)
     compact(s, FAR)
+    serve(s.ctrl, s)  # the helper's loop: it returns at once, as a new state says stop

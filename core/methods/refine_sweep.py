@@ -8,13 +8,28 @@ group whose float32 distance lies within the rounding of the least (``2 · SLACK
 above the float32 error of a squared distance) is then measured exactly, in the fixed
 form of :mod:`core.methods.refine_kernel`. So the answer is the brute-force answer bit
 for bit: the nearest live group other than the one left out, the lower id on a tie.
+
+Two threads
+    A sweep over ``SHARED_FROM`` groups or more is cut into ``TASKS`` runs of blocks
+    which the run's thread and a helper thread claim one at a time
+    (:mod:`core.methods.task_helper`), each writing the nearest group of its run into
+    its own row; the rows are merged in id order, so the answer is the one-thread answer
+    exactly (the tests compare the labels). The groups change between sweeps, never
+    during one. A helper late by more than ``ctrl[PATIENCE]`` spins (taken off the
+    processor mid-run): the run's thread sweeps everything itself into its own buffers
+    and keeps to one thread until the end of the stretch (``ctrl[ON] = 0``), so the
+    helper, whenever it finishes, writes only where nobody reads. Whether two threads
+    are faster is measured as the run goes (the helper's probes).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from core.methods import task_helper as helper
+from core.methods.atomics import load, store
 from core.methods.refine_kernel import (
+    TASKS,
     CROWDED,
     DRIFT,
     N_GROUPS,
@@ -24,47 +39,151 @@ from core.methods.refine_kernel import (
     centre,
     distance,
     jit,
+    share,
 )
 
-__all__ = ["FAR", "sweep"]
+__all__ = ["FAR", "new_share", "serve", "sweep", "sweep_range"]
 
 FAR = 1e18  # a float32 centroid no record comes near ((x − 1e18)² ≈ 1e36 < 3.4e38)
 _BLOCK = 512  # groups per block: four records' float32 distances stay in the L1 cache
 _SAMPLE = 64  # one question in _SAMPLE swept is checked for crowding
+# Test settings (as tclose_screen's): every run of blocks to the helper; spins before the
+# run's thread gives up waiting; the helper held inside its _HOLD-th run (0: not).
+_LEAVE_TO_HELPER, _PATIENCE, _HOLD = False, None, 0
+
+
+def new_share(n: int) -> dict:
+    """:func:`core.methods.refine_kernel.share` with this module's test settings."""
+    return share(n, _LEAVE_TO_HELPER, _PATIENCE, _HOLD)
 
 
 @jit
 def sweep(s, recs, m, exclude, out):
-    """Records ``recs[:m]`` against every live group ≠ ``exclude``: in float32 first,
-    four records per sweep over the centroids, then exactly for every group within the
-    float32 rounding of the least.
-
-    A dead group's float32 centroid is far away (:func:`changed`), and so is
-    ``exclude``'s for the sweep, so a block's least float32 distance is a live group's.
-    Non-negative float32 values order as their bits (as int32), whose least numba
-    computes in vector registers.
-    """
+    """``out[t]``: the live group ≠ ``exclude`` nearest to record ``recs[t]``, t < m (−1
+    if none), on two threads where a helper shares the sweep (``s.ctrl[ON]``)."""
     n_groups = s.meta[N_GROUPS]
     s.meta[SWEPT] += m
-    slack = 2.0 * s.fmeta[SLACK32]
     if 0 <= exclude < n_groups:
         s.centT32[:, exclude] = FAR
-    limits = np.full(m, np.inf)
+    ctrl = s.ctrl
+    if ctrl[helper.ON] and n_groups >= ctrl[helper.FIRST] and m <= len(s.jrecs):
+        best = _shared(s, recs, m, exclude, n_groups, out)
+    else:
+        best = np.empty(m)
+        sweep_range(s, recs, m, exclude, 0, n_groups, best, out)
+    for t in range(m):
+        if (s.meta[SWEPT] - t) % _SAMPLE == 0 and out[t] >= 0:
+            _crowding(s, recs[t], best[t], np.empty(_BLOCK, dtype=np.float32))
+    if 0 <= exclude < n_groups and s.count[exclude] > 0:
+        centre(s, exclude)
+
+
+@jit
+def _shared(s, recs, m, exclude, n_groups, out):
+    """:func:`sweep` cut into ``TASKS`` runs of blocks which this thread and the helper
+    claim one at a time, each writing its own rows; the runs' answers are then merged in
+    id order (a strict < : the lower id wins a tie). A helper late by more than
+    ``ctrl[PATIENCE]`` spins: this thread sweeps alone, into its own buffers, and keeps
+    to one thread until the end of the stretch (``ctrl[ON] = 0``)."""
+    ctrl = s.ctrl
+    s.jrecs[:m] = recs[:m]
+    s.job[0], s.job[1] = m, exclude
+    blocks = (n_groups + _BLOCK - 1) // _BLOCK
+    for task in range(TASKS + 1):
+        s.bounds[task] = min(n_groups, task * blocks // TASKS * _BLOCK)
+    mine = np.zeros(TASKS, dtype=np.int64)
+    seq = helper.publish(ctrl, TASKS)
+    while not ctrl[helper.LEAVE]:
+        task = helper.claim(ctrl, seq, TASKS)
+        if task < 0:
+            break
+        sweep_range(s, s.jrecs, m, exclude, s.bounds[task], s.bounds[task + 1],
+                    s.jbest[task], s.jout[task])
+        mine[task] = 1
     best = np.full(m, np.inf)
+    for task in range(TASKS):
+        if mine[task] or helper.wait(ctrl, s.status, task, seq):
+            continue
+        store(ctrl, helper.TRIED, ctrl[helper.TRIED] + 1)
+        ctrl[helper.GAVE_UP] += 1
+        ctrl[helper.ON] = 0
+        sweep_range(s, recs, m, exclude, 0, n_groups, best, out)
+        return best
+    out[:m] = -1
+    for task in range(TASKS):
+        for t in range(m):
+            if s.jbest[task, t] < best[t]:
+                best[t], out[t] = s.jbest[task, t], s.jout[task, t]
+    return best
+
+
+@jit
+def serve(ctrl, s):
+    """The helper's loop: claim runs of blocks of each new sweep until ``ctrl[STOP]``."""
+    last = 0  # step 0 is never published
+    while not load(ctrl, helper.STOP):
+        seq = load(ctrl, helper.SEQ)
+        if seq == last:
+            continue
+        last = seq
+        n_tasks = ctrl[helper.N_TASKS]
+        while True:
+            task = helper.claim(ctrl, seq, n_tasks)
+            if task < 0:
+                break
+            _hold(ctrl)
+            sweep_range(s, s.jrecs, s.job[0], s.job[1], s.bounds[task], s.bounds[task + 1],
+                        s.jbest[task], s.jout[task])
+            ctrl[helper.SERVED] += 1  # written by the helper only
+            store(s.status, task, seq)
+
+
+@jit
+def _hold(ctrl):
+    """A test's helper (``ctrl[HOLD]`` = h > 0) waits inside its h-th task until the run's
+    thread has given up waiting for it, and then until the stretch ends."""
+    if ctrl[helper.HOLD] <= 0:
+        return
+    ctrl[helper.HOLD] -= 1
+    if ctrl[helper.HOLD] > 0:
+        return
+    tried = load(ctrl, helper.TRIED)
+    spins = 0
+    while load(ctrl, helper.TRIED) == tried and spins < 1 << 34:
+        spins += 1
+    spins = 0
+    while not load(ctrl, helper.STOP) and spins < 1 << 30:
+        spins += 1
+
+
+@jit
+def sweep_range(s, recs, m, exclude, first, last, best, out):
+    """Records ``recs[:m]`` against the live groups ``first .. last − 1`` other than
+    ``exclude`` (whose float32 centroid is far away for the sweep, as a dead group's):
+    the nearest into ``out[:m]`` (−1 if none) and its squared distance into ``best``.
+
+    In float32 first, four records per pass over a block of centroids, then exactly for
+    every group within the float32 rounding of the least so far. A block's least float32
+    distance is a live group's; non-negative float32 values order as their bits (as
+    int32), whose least numba computes in vector registers.
+    """
+    slack = 2.0 * s.fmeta[SLACK32]
+    limits = np.full(m, np.inf)
+    best[:m] = np.inf
     out[:m] = -1
     acc = np.empty((4, _BLOCK), dtype=np.float32)
     bits = acc.view(np.int32)
     one_bits = np.empty(1, dtype=np.int32)
     one = one_bits.view(np.float32)
-    for first in range(0, n_groups, _BLOCK):
-        width = min(_BLOCK, n_groups - first)
+    for first_g in range(first, last, _BLOCK):
+        width = min(_BLOCK, last - first_g)
         for r in range(0, m, 4):
             if m - r >= 4:
-                _four(s.XT32, s.centT32, first, width, recs[r], recs[r + 1], recs[r + 2],
+                _four(s.XT32, s.centT32, first_g, width, recs[r], recs[r + 1], recs[r + 2],
                       recs[r + 3], acc)
             else:
                 for q in range(m - r):
-                    _one(s.XT32, s.centT32, first, width, recs[r + q], acc[q])
+                    _one(s.XT32, s.centT32, first_g, width, recs[r + q], acc[q])
             for q in range(min(4, m - r)):
                 near, near_bits = acc[q, :width], bits[q, :width]
                 least = near_bits[0]
@@ -79,18 +198,13 @@ def sweep(s, recs, m, exclude, out):
                     # Every group within the rounding of the least is measured exactly;
                     # ascending ids and a strict < give the lower id on a tie.
                     if near[g] < limit:
-                        h = first + g
+                        h = first_g + g
                         if h == exclude or s.count[h] <= 0:
                             continue
                         dist = distance(s, i, h)
                         if dist < best[r + q]:
                             best[r + q], out[r + q] = dist, h
                 limits[r + q] = limit
-    for t in range(m):
-        if (s.meta[SWEPT] - t) % _SAMPLE == 0 and out[t] >= 0:
-            _crowding(s, recs[t], best[t], acc[0])
-    if 0 <= exclude < n_groups and s.count[exclude] > 0:
-        centre(s, exclude)
 
 
 @jit

@@ -29,7 +29,12 @@ their ratios matter):
 * on the lists, once their cost since the last decision reaches ``EVIDENCE`` of a fill,
   it turns to the sweeps if they would have cost less than half as much;
 * on the sweeps, at the end of each IGD round, it goes back to the lists if they would
-  have cost less than half as much over the round and the saving would repay the fill.
+  have cost less than three quarters as much over the round and ``REPAY`` such rounds
+  would repay the fill (IGD after PCP at 100,000 × 10 ran some twenty rounds, the last
+  ten on the lists at about 0.5 s each against 1.9 s a round on the sweeps).
+
+Sweeps shared with a helper thread (:mod:`core.methods.refine_sweep`) count half, while
+the helper's probes find two threads faster.
 """
 
 from __future__ import annotations
@@ -50,17 +55,19 @@ __all__ = ["Way"]
 LIST_QUESTION = 1500.0  # ns per question on the lists
 ANCHOR_RECORD, ANCHOR_LISTED = 1.5, 0.05  # ns per record (and per list place) to anchor
 COMPARE_PAIR = 5.4  # ns per group, a fall-back
-SWEEP_PAIR = 2.0  # ns per record and group, swept
+SWEEP_PAIR = 2.0  # ns per record and group, swept on one thread
 FILL_PAIR = 2.0  # ns per record and group, a fill (on two threads)
 EVIDENCE = 0.05  # of a fill's cost, before the lists are judged
+REPAY = 4  # rounds in which going back to the lists must repay their fill
 
 
 class Way:
     """The counts since the last decision, and the decisions (module notes)."""
 
-    def __init__(self, s):
+    def __init__(self, s, helper=None):
         self._since = self._counts(s)
         self._evidence = EVIDENCE
+        self._helper = helper
 
     @staticmethod
     def _counts(s):
@@ -76,7 +83,9 @@ class Way:
         asked = questions + swept
         lists = (asked * LIST_QUESTION + fallbacks * groups * COMPARE_PAIR
                  + moved * n * (ANCHOR_RECORD + ANCHOR_LISTED * width))
-        return lists, asked * int(s.meta[N_LIVE]) * SWEEP_PAIR, n * groups * FILL_PAIR
+        threads = 2 if self._helper is not None and self._helper.two_threads else 1
+        sweeps = asked * int(s.meta[N_LIVE]) * SWEEP_PAIR / threads
+        return lists, sweeps, n * groups * FILL_PAIR
 
     def to_sweeps(self, s) -> bool:
         """On the lists, after a chunk: whether to turn to the sweeps now."""
@@ -91,7 +100,7 @@ class Way:
         lists, sweeps, fill = self._costs(s)
         self._last = self._since
         self._since = self._counts(s)
-        return lists < 0.5 * sweeps and 2 * (sweeps - lists) > fill
+        return lists < 0.75 * sweeps and REPAY * (sweeps - lists) > fill
 
     def crowded(self, s) -> bool:
         """Whether, in the round :meth:`to_lists` just weighed, more than 1 in 40 of the

@@ -140,9 +140,11 @@ class TaskHelper:
             self._serve(*self._arguments)
             self._idle.set()
 
-    def begin(self) -> None:
+    def begin(self, arguments: tuple | None = None) -> None:
         """Choose the next stretch's way; wake the helper for two threads (only when it
-        is idle: after a given-up wait it may still be in an old task)."""
+        is idle: after a given-up wait it may still be in an old task). ``arguments``,
+        when given, replace ``serve``'s from this stretch on (a run whose structures were
+        replaced): set only with the helper idle, so it never serves old ones."""
         clear = self._gain is not None and abs(self._gain) > self._CLEAR
         self._since += 1
         every = (self._PROBE_FIRST if self._gain is None else
@@ -154,6 +156,8 @@ class TaskHelper:
         self._ctrl[self._ON] = int(two)
         self._woken = two
         if two:
+            if arguments is not None:
+                self._arguments = arguments
             self._idle.clear()
             self._ctrl[self._STOP] = 0
             self._wake.set()
