@@ -446,3 +446,46 @@ def test_sweeps_answer_as_brute_force(kind):
                 d = squared_distances(centroids[others], Xc[recs[t]])
                 assert out[t] == live[others][np.argmin(d)]
     assert np.array_equal(s.centT32[:, live].T, s.cent[live].astype(np.float32))
+
+
+@pytest.mark.parametrize("candidates", [2, 16, 64])
+@pytest.mark.parametrize("kind", ["normal", "ties", "duplicates", "slabs"])
+def test_the_screened_fill_gives_fills_lists_and_bounds(kind, candidates):
+    """The float32-screened fill (core.methods.refine_sweep) against the exact one: the
+    same listed groups in the same order, distances, versions and bounds, with groups
+    drifted from their anchors, compared directly, or dead."""
+    from core.methods.refine_chunks import _remove
+    from core.methods.refine_kernel import make_state, members
+    from core.methods.refine_nearest import fill
+    from core.methods.refine_sweep import screened_fill
+
+    rng = np.random.default_rng(21)
+    if kind == "slabs":
+        X, labels = _slabs(3000, 6, 3)
+    else:
+        X = _data(kind, rng, 3000)
+        labels = fixed_size(X, k=3, first="cbfs")
+    Xc, sq, _ = prepared(X)
+    states = []
+    for _ in range(2):
+        s = make_state(Xc, sq, labels.astype(np.int64), drift=0.05, margin=1e-9,
+                       candidates=candidates)
+        groups = int(s.meta[0])
+        r = np.random.default_rng(3)
+        s.rho[:groups] = r.uniform(0.0, 0.05, groups)
+        s.extra[r.choice(groups, 7, replace=False)] = 1
+        recs = np.empty(len(X), dtype=np.int64)
+        for g in r.choice(groups, 9, replace=False):
+            m = members(s, g, recs)
+            _remove(s, g, recs[:m].copy(), m)
+        states.append(s)
+    exact, screened = states
+    fill(exact, 0, len(X), np.empty((4, len(exact.count))))
+    places = -(-int(screened.meta[0]) // 16) * 16
+    screened_fill(screened, 0, len(X), np.empty((4, places), dtype=np.float32))
+    np.testing.assert_array_equal(screened.n_cand, exact.n_cand)
+    listed = np.arange(candidates)[None, :] < exact.n_cand[:, None]
+    for name in ("cand_g", "cand_d", "cand_v"):
+        np.testing.assert_array_equal(getattr(screened, name)[listed],
+                                      getattr(exact, name)[listed], err_msg=name)
+    np.testing.assert_array_equal(screened.beta, exact.beta)

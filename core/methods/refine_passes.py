@@ -33,8 +33,8 @@ from core.methods.refine_kernel import (
     make_state,
     reserve,
 )
-from core.methods.refine_nearest import fill, settle, to_lists, to_sweeps
-from core.methods.refine_sweep import FAR, new_share, serve
+from core.methods.refine_nearest import settle, to_lists, to_sweeps
+from core.methods.refine_sweep import FAR, new_share, screened_fill, serve
 from core.methods.refine_way import Way
 from core.methods.task_helper import FIRST, TaskHelper
 from core.progress import TaskState
@@ -182,14 +182,15 @@ def _fill_all(s, state, fraction):
     allowed (the kernel runs without the GIL; each thread fills its own records)."""
     n = len(s.X)
     threads = threads_for(_THREADS)
-    scratch = [np.empty((4, len(s.count))) for _ in range(threads)]
+    places = -(-int(s.meta[N_GROUPS]) // 16) * 16  # lanes of 16 (refine_sweep)
+    scratch = [np.empty((4, places), dtype=np.float32) for _ in range(threads)]
     step, i = 64, 0
     with ThreadPoolExecutor(threads) as pool:
         while i < n:
             began = time.perf_counter()
             stop = min(i + step, n)
             bounds = np.linspace(i, stop, threads + 1).astype(int)
-            list(pool.map(fill, [s] * threads, bounds[:-1], bounds[1:], scratch))
+            list(pool.map(screened_fill, [s] * threads, bounds[:-1], bounds[1:], scratch))
             i = stop
             step = int(min(max(step * 0.1 / max(time.perf_counter() - began, 1e-4), 16),
                            4 * step))
