@@ -107,18 +107,18 @@ REFERENCE_FAMILIES: dict[str, tuple[str, float]] = {
 REFERENCE_SHARED = 1.5e-7
 """Seconds per ``n · log2 n · d`` of the shared steps without numba (one term)."""
 
-REFINE: dict[str, tuple[float, float]] = {"tfrp2": (1.1e-10, 5.5e-10),
-                                          "igd": (1.0e-9, 2.4e-9)}
+REFINE: dict[str, tuple[float, float]] = {"tfrp2": (7.5e-11, 3.8e-10),
+                                          "igd": (8.0e-10, 1.5e-9)}
 """Seconds per ``n² · d / k`` of a refinement after the partition, for groups packed in
 space and for groups cut along one order (:data:`RELEASES`). A record's nearest group
-is found by a sweep over every group or by candidate lists filled the same way, as each
-pays (:mod:`core.methods.refine_way`), and after groups cut along one order the
-refinement rebuilds nearly every group (PCP's SSE at 20,000 × 10 falls from 138,208 to
-41,513 under TFRP2, MDAV's from 34,101 to 33,984). Measured at 20,000, 50,000 and
-100,000 × 10, k = 5 (``benchmarks/scale_refine_ways.py``): MDAV + TFRP2 0.10, 0.55 and
-2.1 s; MDAV + IGD 0.95, 5.0 and 17.6 s; PCP + TFRP2 0.51, 2.8 and 10.2 s; PCP + IGD
-2.4, 11.5 and 42 s (z-scores alike). On the lists alone they took 0.22–1.15 s, 1.1–6.1 s,
-2.8–16.0 s and 6.2–30.4 s at 20,000 and 50,000.
+is found by a sweep over every group (on two threads) or by candidate lists filled the
+same way, as each pays (:mod:`core.methods.refine_way`), and after groups cut along one
+order the refinement rebuilds nearly every group (PCP's SSE at 20,000 × 10 falls from
+138,208 to 41,513 under TFRP2, MDAV's from 34,101 to 33,984). Measured at 20,000,
+50,000 and 100,000 × 10, k = 5 (``benchmarks/scale_refine_ways.py``): MDAV + TFRP2
+0.09, 0.41 and 1.27 s; MDAV + IGD 0.85, 4.2 and 13.2 s; PCP + TFRP2 0.45, 1.9 and
+6.7 s; PCP + IGD 2.2, 9.7 and 28.2–28.8 s (z-scores + IGD 28.5 s). On the lists alone
+they took 0.19–0.90 s, 0.95–5.4 s, 2.4–14.4 s and 5.5–27.6 s at 20,000 and 50,000.
 The model before (``n · log2 n · d``) said 20 s for PCP + TFRP2 at 300,000, which did
 not end in ten minutes."""
 
