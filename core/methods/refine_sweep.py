@@ -132,29 +132,11 @@ def serve(ctrl, s):
             task = helper.claim(ctrl, seq, n_tasks)
             if task < 0:
                 break
-            _hold(ctrl)
+            helper.hold(ctrl)
             sweep_range(s, s.jrecs, s.job[0], s.job[1], s.bounds[task], s.bounds[task + 1],
                         s.jbest[task], s.jout[task])
             ctrl[helper.SERVED] += 1  # written by the helper only
             store(s.status, task, seq)
-
-
-@jit
-def _hold(ctrl):
-    """A test's helper (``ctrl[HOLD]`` = h > 0) waits inside its h-th task until the run's
-    thread has given up waiting for it, and then until the stretch ends."""
-    if ctrl[helper.HOLD] <= 0:
-        return
-    ctrl[helper.HOLD] -= 1
-    if ctrl[helper.HOLD] > 0:
-        return
-    tried = load(ctrl, helper.TRIED)
-    spins = 0
-    while load(ctrl, helper.TRIED) == tried and spins < 1 << 34:
-        spins += 1
-    spins = 0
-    while not load(ctrl, helper.STOP) and spins < 1 << 30:
-        spins += 1
 
 
 @jit

@@ -39,14 +39,14 @@ import numpy as np
 from core.compiled import kernel
 from core.methods.atomics import load, store, swap
 
-__all__ = ["TaskHelper", "new_control", "claim", "publish", "wait", "ON", "SEQ", "STOP",
+__all__ = ["TaskHelper", "new_control", "claim", "publish", "wait", "hold", "ON", "SEQ", "STOP",
            "PATIENCE", "GAVE_UP", "SERVED", "N_TASKS", "FIRST", "LEAVE", "HOLD", "TRIED"]
 
 # Slots of the control vector (int64). FIRST is free for the loop's own use; TRIED counts
 # the run thread's attempts to take a task back. For tests: LEAVE, when set, has the
 # run's thread claim nothing and leave every task to the helper; HOLD, when set, holds
 # the helper inside a task until the run's thread has tried to take one back (which
-# task, and for how long, each loop says: tfirst_tasks, tclose_screen).
+# task, and for how long, each loop says: tfirst_tasks, tclose_screen, refine_sweep).
 SEQ, CLAIM, STOP, ON, GAVE_UP, PATIENCE, SERVED, N_TASKS, FIRST, LEAVE, HOLD, TRIED = \
     range(12)
 _PATIENCE = 20_000_000  # spins (about 5 ms here) before a task is taken back
@@ -81,12 +81,31 @@ def _wait(ctrl, status, task, seq):
     return load(status, task) == seq
 
 
-for _name in ("_claim", "_publish", "_wait"):
+def _hold(ctrl):
+    """A test's helper (``ctrl[HOLD]`` = h > 0) waits inside its h-th task until the run's
+    thread has given up waiting for it, and then until the stretch ends, so the task is
+    never done in time for the step it belongs to (for loops whose tasks write shared
+    buffers: tclose_screen, refine_sweep)."""
+    if ctrl[HOLD] <= 0:
+        return
+    ctrl[HOLD] -= 1
+    if ctrl[HOLD] > 0:
+        return
+    tried = load(ctrl, TRIED)
+    spins = 0
+    while load(ctrl, TRIED) == tried and spins < 1 << 34:
+        spins += 1
+    spins = 0
+    while not load(ctrl, STOP) and spins < 1 << 30:
+        spins += 1
+
+
+for _name in ("_claim", "_publish", "_wait", "_hold"):
     _compiled = kernel(globals()[_name])
     if _compiled is not None:
         globals()[_name] = _compiled
 
-claim, publish, wait = _claim, _publish, _wait
+claim, publish, wait, hold = _claim, _publish, _wait, _hold
 
 
 def new_control(leave: bool = False, patience: int | None = None,

@@ -69,25 +69,6 @@ def screen_range(screen, first, last, q32, d32, block_min):
         smallest_of[b] = smallest
 
 
-def _hold(ctrl):
-    """A test's helper (``ctrl[HOLD]`` = h > 0) waits inside its h-th chunk until the
-    run's thread has given up waiting for it, and then until the stretch ends, so the
-    chunk is never written in time for the step it belongs to (the buffers then hold
-    an earlier step's distances)."""
-    if ctrl[helper.HOLD] <= 0:
-        return
-    ctrl[helper.HOLD] -= 1
-    if ctrl[helper.HOLD] > 0:
-        return
-    tried = load(ctrl, helper.TRIED)
-    spins = 0
-    while load(ctrl, helper.TRIED) == tried and spins < 1 << 34:
-        spins += 1
-    spins = 0
-    while not load(ctrl, helper.STOP) and spins < 1 << 30:
-        spins += 1
-
-
 def serve(ctrl, screen, q32, bounds, d32, block_min, status):
     """The helper's loop: claim chunks of each new merge until ``ctrl[STOP]``."""
     last = 0  # step 0 is never published
@@ -101,7 +82,7 @@ def serve(ctrl, screen, q32, bounds, d32, block_min, status):
             task = helper.claim(ctrl, seq, n_tasks)
             if task < 0:
                 break
-            _hold(ctrl)
+            helper.hold(ctrl)
             screen_range(screen, bounds[task], bounds[task + 1], q32, d32, block_min)
             ctrl[helper.SERVED] += 1  # written by the helper only
             store(status, task, seq)
@@ -137,7 +118,7 @@ def screen_all(blocks, screen, q32, share):
     return d32, block_min
 
 
-for _name in ("screen_range", "_hold", "serve", "screen_all"):
+for _name in ("screen_range", "serve", "screen_all"):
     _compiled = kernel(globals()[_name])
     if _compiled is not None:
         globals()[_name] = _compiled
