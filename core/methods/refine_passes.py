@@ -150,7 +150,7 @@ def _passes(s, runner, k, method, max_rounds, tolerance, state, longer, ways):
                     s = longer_lists(s, longer)
                 to_lists(s)
                 _fill_all(s, state, start + span)
-                way.restart(s, back=True)
+                way.restart(s)
     return final_labels(s)
 
 

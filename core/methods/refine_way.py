@@ -21,17 +21,21 @@ after the other (at 50,000 × 10 the first Decompose pass anchored 31,000 groups
 few questions. Once the partition settles the lists are faster (a later Decompose
 pass: 0.08 s against 0.9 s).
 
-The refinement starts with the lists. It counts, as it goes, what each way would have
-cost since the last decision, from the questions, the groups moved and the lists'
-fall-backs, and weighs them with the costs above (measured on a 2-core machine; only
-their ratios matter):
+The refinement starts on the sweeps (nothing to fill). It counts, as it goes, what each
+way would have cost since the last decision, from the questions, the groups moved and
+the lists' fall-backs, and weighs them with the costs above (measured on a 2-core
+machine; only their ratios matter):
 
-* on the lists, once their cost since the last decision reaches ``EVIDENCE`` of a fill,
-  it turns to the sweeps if they would have cost less than half as much;
 * on the sweeps, at the end of each IGD round, it goes back to the lists if they would
   have cost less than three quarters as much over the round and ``REPAY`` such rounds
   would repay the fill (IGD after PCP at 100,000 × 10 ran some twenty rounds, the last
-  ten on the lists at about 0.5 s each against 1.9 s a round on the sweeps).
+  ten on the lists at about 0.5 s each against 1.9 s a round on the sweeps); the lists
+  are filled long at once where the sweeps saw short ones fail (:meth:`Way.crowded`);
+* on the lists, once their cost since the last decision reaches a fill's, it turns to
+  the sweeps again if they would have cost less than half as much;
+* TFRP2, one pass, stays on the sweeps; and a split pass on the lists is answered by
+  the sweeps, the groups it changed anchored after it
+  (:func:`core.methods.refine_nearest.settle`).
 
 Sweeps shared with a helper thread (:mod:`core.methods.refine_sweep`) count half, while
 the helper's probes find two threads faster.
@@ -56,8 +60,7 @@ LIST_QUESTION = 1500.0  # ns per question on the lists
 ANCHOR_RECORD, ANCHOR_LISTED = 1.5, 0.05  # ns per record (and per list place) to anchor
 COMPARE_PAIR = 5.4  # ns per group, a fall-back
 SWEEP_PAIR = 2.0  # ns per record and group, swept on one thread
-FILL_PAIR = 2.0  # ns per record and group, a fill (on two threads)
-EVIDENCE = 0.05  # of a fill's cost, before the lists are judged
+FILL_PAIR = 1.5  # ns per record and group, a fill (on two threads)
 REPAY = 4  # rounds in which going back to the lists must repay their fill
 
 
@@ -66,7 +69,6 @@ class Way:
 
     def __init__(self, s, helper=None):
         self._since = self._counts(s)
-        self._evidence = EVIDENCE
         self._helper = helper
 
     @staticmethod
@@ -90,7 +92,7 @@ class Way:
     def to_sweeps(self, s) -> bool:
         """On the lists, after a chunk: whether to turn to the sweeps now."""
         lists, sweeps, fill = self._costs(s)
-        if lists < self._evidence * fill:
+        if lists < fill:
             return False
         self._since = self._counts(s)
         return sweeps < 0.5 * lists
@@ -110,9 +112,6 @@ class Way:
         sampled, crowded = (b - a for a, b in zip(self._last[4:], self._since[4:]))
         return sampled > 0 and crowded > sampled / 40
 
-    def restart(self, s, back: bool = False) -> None:
-        """Count from now (after a fill; ``back``: the fill of a return from the sweeps,
-        after which the lists are judged only on a fill's worth of evidence)."""
+    def restart(self, s) -> None:
+        """Count from now (after a fill)."""
         self._since = self._counts(s)
-        if back:
-            self._evidence = 1.0
