@@ -130,22 +130,35 @@ def decompose_chunk(s, k, tol, p, p_end, budget, scratch):
 
 @jit
 def shrink_chunk(s, k, tol, p, p_end, budget, scratch):
-    """Figure 4: move p's best record to its nearest group while that lowers the SSE."""
+    """Figure 4: move p's best record to its nearest group while that lowers the SSE.
+
+    After a move only p and the receiving group t have changed, so the nearest group of
+    each record left in p (p itself excluded) stays what it was unless t is now nearer
+    (one distance; on a tie the lower id), or it was t, which moved (asked again): the
+    answers are the ones a new question for every record would give.
+    """
     recs, targets, one = scratch[:, 0], scratch[:, 1], scratch[:1, 2]
+    near = np.empty(s.X.shape[0])  # the squared distance to targets[t]
     any_change = False
     done = 0
     while p < p_end and done < budget:
+        moved_to, gone = -1, -1
         while s.count[p] > k and s.meta[N_LIVE] > 1:
             m = members(s, p, recs)
             done += m
+            if moved_to < 0:
+                nearest_all(s, recs, m, p, targets)
+                for t in range(m):
+                    near[t] = distance(s, recs[t], targets[t])
+            else:
+                _after_move(s, recs, m, p, targets, near, moved_to, gone)
             n_p = s.count[p]
             best, best_target, best_gain = -1, -1, np.inf
-            nearest_all(s, recs, m, p, targets)
             for t in range(m):
                 g = targets[t]
                 n_t = s.count[g]
                 leave = n_p / (n_p - 1) * distance(s, recs[t], p)
-                join = n_t / (n_t + 1) * distance(s, recs[t], g)
+                join = n_t / (n_t + 1) * near[t]
                 gain = join - leave
                 if gain < best_gain:
                     best, best_target, best_gain = t, g, gain
@@ -154,9 +167,26 @@ def shrink_chunk(s, k, tol, p, p_end, budget, scratch):
             one[0] = recs[best]
             _remove(s, p, one, 1)
             _add(s, best_target, one, 1)
+            moved_to, gone = best_target, best
             any_change = True
         p += 1
     return p, any_change
+
+
+@jit
+def _after_move(s, recs, m, p, targets, near, moved_to, gone):
+    """The nearest groups of p's records ``recs[:m]`` after the record at ``gone`` left
+    for group ``moved_to`` (``targets`` and ``near`` still hold the answers before)."""
+    for t in range(gone, m):
+        targets[t], near[t] = targets[t + 1], near[t + 1]
+    for t in range(m):
+        if targets[t] == moved_to:
+            targets[t] = nearest(s, recs[t], p)
+            near[t] = distance(s, recs[t], targets[t])
+            continue
+        dist = distance(s, recs[t], moved_to)
+        if dist < near[t] or (dist == near[t] and moved_to < targets[t]):
+            targets[t], near[t] = moved_to, dist
 
 
 @jit
