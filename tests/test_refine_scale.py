@@ -273,7 +273,8 @@ def test_lists_stay_short_after_mdav():
     reference = refine(X, labels, k=5, method="igd", compiled=False)
     for ways in ("lists", "auto"):
         out, sizes = _refined(X, labels, 5, "igd", ways=ways)
-        assert sizes == []
+        # (a run on the sweeps first makes room for its lists when it goes back to them)
+        assert sizes == ([] if ways == "lists" else sizes[:1]) and set(sizes) <= {16}
         np.testing.assert_array_equal(out, reference)
 
 

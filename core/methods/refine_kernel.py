@@ -33,7 +33,7 @@ SHARED_FROM = 4096  # groups: a sweep over fewer is not shared
 SHARED_RECORDS = 4096  # records a shared sweep takes at most (a larger group: alone)
 # meta[...] slots (int64), fmeta[...] slots (float64)
 N_GROUPS, N_LIVE, N_EXTRAS, RECOMPUTES, SCANS, QUERIES, WAY, MOVED, SWEPT, SAMPLED, \
-    CROWDED = range(11)
+    CROWDED, SHORT = range(12)
 # meta[WAY]: how a nearest group is found (core.methods.refine_way)
 LISTS, SWEEPS, HELD = range(3)
 DRIFT, MARGIN, SLACK32 = range(3)
@@ -58,11 +58,13 @@ jit = kernel if COMPILED else _plain
 
 def make_state(Xc: np.ndarray, sq: np.ndarray, labels: np.ndarray, *, drift: float,
                margin: float, candidates: int = CANDIDATES, extras: int = EXTRAS,
-               shared: dict | None = None) -> State:
+               shared: dict | None = None, listed: int | None = None) -> State:
     """The partition ``labels`` of centred ``Xc`` (``sq`` its rows' squared norms);
-    ``candidates`` groups listed per record (fewer in tests, to exercise the bounds),
-    ``extras`` groups compared directly before they are anchored; ``shared``: what a
-    sweep shares with a helper thread (:func:`share`; by default, no helper)."""
+    ``candidates`` groups listed per record (fewer in tests, to exercise the bounds;
+    ``meta[SHORT]``), room for ``listed`` of them now (by default ``candidates``; none
+    for a run that starts on the sweeps: :func:`longer_lists` makes room on the way
+    back), ``extras`` groups compared directly before they are anchored; ``shared``:
+    what a sweep shares with a helper thread (:func:`share`; by default, no helper)."""
     n, d = Xc.shape
     n_groups = int(labels.max()) + 1
     capacity = n_groups + 16
@@ -77,13 +79,14 @@ def make_state(Xc: np.ndarray, sq: np.ndarray, labels: np.ndarray, *, drift: flo
         extra=np.zeros(capacity, dtype=np.int64),
         extras=np.zeros(extras, dtype=np.int64),
         version=np.zeros(capacity, dtype=np.int32),
-        meta=np.zeros(11, dtype=np.int64),
+        meta=np.zeros(12, dtype=np.int64),
         # float32 squared distances err by far less than SLACK32 (~1e−4·d·max|x|²)
         fmeta=np.array([drift, margin, 1e-4 * d * max(float(sq.max(initial=0.0)), 1e-300)]),
         acc=np.zeros(max(n, capacity)), acc32=np.zeros(max(n, capacity), dtype=np.float32),
-        **_empty_lists(n, candidates), **(shared or share(n)),
+        **_empty_lists(n, candidates if listed is None else listed), **(shared or share(n)),
     )
     _init(state, labels.astype(np.int64), n_groups)
+    state.meta[SHORT] = candidates
     return state
 
 

@@ -57,10 +57,12 @@ def refine_compiled(Xc, sq, labels, *, k, method, max_rounds, tolerance, state,
     ``"lists"`` or ``"sweeps"`` throughout.
     """
     s = make_state(Xc, sq, labels, drift=_drift(Xc, sq, labels), margin=_margin(sq),
-                   candidates=candidates, shared=new_share(len(Xc)))
+                   candidates=candidates, shared=new_share(len(Xc)),
+                   listed=candidates if ways == "lists" else 0)
     runner = _helper(s)
     try:
-        return _passes(s, runner, k, method, max_rounds, tolerance, state, longer, ways)
+        return _passes(s, runner, k, method, max_rounds, tolerance, state, candidates,
+                       longer, ways)
     finally:
         if runner is not None:
             runner.close()
@@ -74,7 +76,7 @@ def _helper(s):
     return TaskHelper(s.ctrl, serve, (s.ctrl, s), name="microagg-refine-helper")
 
 
-def _passes(s, runner, k, method, max_rounds, tolerance, state, longer, ways):
+def _passes(s, runner, k, method, max_rounds, tolerance, state, candidates, longer, ways):
     """:func:`refine_compiled`'s passes on the state ``s`` (module notes)."""
     Xc = s.X
     if ways == "lists":
@@ -145,9 +147,8 @@ def _passes(s, runner, k, method, max_rounds, tolerance, state, longer, ways):
             if not any_change:
                 break
             if s.meta[WAY] == SWEEPS and ways == "auto" and way.to_lists(s):
-                if grow and longer > s.cand_g.shape[1] and way.crowded(s) \
-                        and s.meta[N_LIVE] >= _MANY_GROUPS:
-                    s = longer_lists(s, longer)
+                long = grow and way.crowded(s) and s.meta[N_LIVE] >= _MANY_GROUPS
+                s = longer_lists(s, max(longer, candidates) if long else candidates)
                 to_lists(s)
                 _fill_all(s, state, start + span)
                 way.restart(s)

@@ -34,6 +34,7 @@ from core.methods.refine_kernel import (
     DRIFT,
     N_GROUPS,
     SAMPLED,
+    SHORT,
     SLACK32,
     SWEPT,
     centre,
@@ -192,7 +193,7 @@ def sweep_range(s, recs, m, exclude, first, last, best, out):
 
 @jit
 def _crowding(s, i, best, near):
-    """Whether the short lists (as long as now) would prove record i's nearest group (at
+    """Whether the short lists (``meta[SHORT]``) would prove record i's nearest group (at
     squared distance ``best``): counted in ``meta[SAMPLED]`` and, where it would not,
     ``meta[CROWDED]`` (:mod:`core.methods.refine_way` chooses the lists' length from
     them). It would not where as many groups as a list holds, besides the record's own,
@@ -207,7 +208,7 @@ def _crowding(s, i, best, near):
             if near[g] < reach:
                 near_ones += 1
     s.meta[SAMPLED] += 1
-    if near_ones >= s.cand_g.shape[1]:
+    if near_ones >= s.meta[SHORT]:
         s.meta[CROWDED] += 1
 
 

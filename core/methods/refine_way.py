@@ -51,6 +51,7 @@ from core.methods.refine_kernel import (
     QUERIES,
     RECOMPUTES,
     SAMPLED,
+    SHORT,
     SWEPT,
 )
 
@@ -81,7 +82,7 @@ class Way:
         now = self._counts(s)
         questions, swept, moved, fallbacks, _, _ = (a - b for a, b in zip(now, self._since))
         n, groups = len(s.X), int(s.meta[N_GROUPS])
-        width = s.cand_g.shape[1]
+        width = max(s.cand_g.shape[1], int(s.meta[SHORT]))  # none allocated on sweeps
         asked = questions + swept
         lists = (asked * LIST_QUESTION + fallbacks * groups * COMPARE_PAIR
                  + moved * n * (ANCHOR_RECORD + ANCHOR_LISTED * width))
@@ -106,7 +107,7 @@ class Way:
 
     def crowded(self, s) -> bool:
         """Whether, in the round :meth:`to_lists` just weighed, more than 1 in 40 of the
-        sampled questions would have failed on lists as short as now, just filled (the
+        sampled questions would have failed on short lists, just filled (the
         lists fail more often as they age: IGD lengthens them at 1 in 20 fall-backs,
         :func:`core.methods.refine_passes._lists_fail`)."""
         sampled, crowded = (b - a for a, b in zip(self._last[4:], self._since[4:]))
