@@ -74,7 +74,9 @@ REFINE_BYTES_PER_RECORD = {"tfrp2": 200, "igd": 1850}
 381). IGD's candidate lists grow fourfold where they fail, as after PCP or z-scores
 (:func:`core.methods.refine_passes._lists_fail`): the refinement's peak after PCP was
 1,804 bytes a record at 20,000 and at 100,000 (``tracemalloc``), after MDAV 714 at
-20,000."""
+20,000. A refinement that answers by sweeps (:mod:`core.methods.refine_way`) keeps no
+lists until it goes back to them: after PCP at 20,000 its own peak was 802 bytes a
+record for TFRP2 and 954 for IGD, whose lists came back short."""
 
 MEMORY_SHARE = 0.75
 """The share of the computer's memory a run may take at its peak (the rest for the
