@@ -235,19 +235,12 @@ def test_lists_grow_after_slabs_and_give_the_reference_labels(monkeypatch):
     X, labels = _slabs(4000, 6, 4)
     reference = refine(X, labels, k=4, method="igd", compiled=False)
     monkeypatch.setattr(refine_passes, "_MANY_GROUPS", 0)
-    filled = []
-    fill_all = refine_passes._fill_all
-
-    def watched(s, state, fraction):
-        fill_all(s, state, fraction)
-        filled.append((s.cand_g.shape[1], int(s.n_cand.min())))
-
-    monkeypatch.setattr(refine_passes, "_fill_all", watched)
+    filled = _watched_fills(monkeypatch)
     grown, sizes = _refined(X, labels, 4, "igd", candidates=2, longer=8, ways="lists")
-    monkeypatch.setattr(refine_passes, "_fill_all", fill_all)
+    grown_fills = list(filled)
     short, none = _refined(X, labels, 4, "igd", candidates=2, longer=2, ways="lists")
     assert sizes == [8] and none == []
-    assert filled == [(2, 2), (8, 8)]  # every record's longer list filled at once
+    assert grown_fills == [(2, 2), (8, 8)]  # every record's longer list filled at once
     np.testing.assert_array_equal(grown, reference)
     np.testing.assert_array_equal(short, reference)
 

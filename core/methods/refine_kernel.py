@@ -214,6 +214,33 @@ def compact(s, far):
     s.meta[N_EXTRAS] = m
 
 
+# candidate lists -----------------------------------------------------------------
+@jit
+def keep_nearest(top_g, top_d, m, width, g, dist):
+    """Group g at squared distance ``dist`` offered to the ``m`` nearest kept so far
+    (at most ``width + 1``, nearest first; offered in id order, so equal distances keep
+    the lower id first); their number after."""
+    if m == width + 1 and not dist < top_d[m - 1]:
+        return m
+    if m < width + 1:
+        m += 1
+    t = m - 1
+    while t > 0 and top_d[t - 1] > dist:
+        top_g[t], top_d[t] = top_g[t - 1], top_d[t - 1]
+        t -= 1
+    top_g[t], top_d[t] = g, dist
+    return m
+
+
+@jit
+def set_list(s, i, top_g, top_d, listed):
+    """Record i lists the ``listed`` nearest of ``top_g`` (measured now)."""
+    for t in range(listed):
+        g = top_g[t]
+        s.cand_g[i, t], s.cand_d[i, t], s.cand_v[i, t] = g, top_d[t], s.version[g]
+    s.n_cand[i] = listed
+
+
 # members ------------------------------------------------------------------------
 @jit
 def append(s, g, i):

@@ -56,6 +56,8 @@ from core.methods.refine_kernel import (
     distance,
     distance_to,
     jit,
+    keep_nearest,
+    set_list,
 )
 from core.methods.refine_sweep import FAR, sweep
 
@@ -72,6 +74,13 @@ def changed(s, g, formed):
     centre(s, g)
     if s.meta[WAY] == HELD or s.extra[g]:
         return
+    _drifted(s, g, formed)
+
+
+@jit
+def _drifted(s, g, formed):
+    """Group g's distance from its anchor (``rho``); a group farther than the drift, or
+    formed, has moved (:func:`_moved`)."""
     drift = 0.0
     for j in range(s.X.shape[1]):
         t = s.cent[g, j] - s.anchor[g, j]
@@ -82,13 +91,19 @@ def changed(s, g, formed):
 
 
 @jit
+def _anchored(s, g):
+    """Group g anchored at its centroid."""
+    for j in range(s.X.shape[1]):
+        s.anchor[g, j] = s.cent[g, j]
+    s.rho[g] = 0.0
+
+
+@jit
 def _moved(s, g):
     """Group g moved farther than the drift from its anchor, or was formed."""
     s.meta[MOVED] += 1
     if s.meta[WAY] == SWEEPS:  # no lists to keep: the move is only counted
-        for j in range(s.X.shape[1]):
-            s.anchor[g, j] = s.cent[g, j]
-        s.rho[g] = 0.0
+        _anchored(s, g)
         return
     s.extra[g] = 1
     s.extras[s.meta[N_EXTRAS]] = g
@@ -113,15 +128,8 @@ def settle(s, versions, n_groups):
         if s.count[g] <= 0 or s.extra[g]:
             continue
         formed = g >= n_groups
-        if not formed and s.version[g] == versions[g]:
-            continue
-        drift = 0.0
-        for j in range(s.X.shape[1]):
-            t = s.cent[g, j] - s.anchor[g, j]
-            drift += t * t
-        s.rho[g] = np.sqrt(drift)
-        if formed or s.rho[g] > s.fmeta[DRIFT]:
-            _moved(s, g)
+        if formed or s.version[g] != versions[g]:
+            _drifted(s, g, formed)
 
 
 @jit
@@ -138,9 +146,7 @@ def to_lists(s):
     """Back to the lists: every group anchored at its centroid (the lists must then be
     filled again, :func:`fill`)."""
     for g in range(s.meta[N_GROUPS]):
-        for j in range(s.X.shape[1]):
-            s.anchor[g, j] = s.cent[g, j]
-        s.rho[g] = 0.0
+        _anchored(s, g)
         s.extra[g] = 0
     s.meta[N_EXTRAS] = 0
     s.meta[WAY] = LISTS
@@ -156,9 +162,7 @@ def _anchor_extras(s):
         g = s.extras[e]
         s.extra[g] = 0
         if s.count[g] > 0 and g < s.meta[N_GROUPS]:
-            for j in range(s.X.shape[1]):
-                s.anchor[g, j] = s.cent[g, j]
-            s.rho[g] = 0.0
+            _anchored(s, g)
             groups[m] = g
             m += 1
     s.meta[N_EXTRAS] = 0
@@ -288,23 +292,10 @@ def _relist(s, i, exclude, acc):
     top_d = np.empty(width + 1)
     m = 0
     for g in range(n_groups):
-        if m == width + 1 and not acc[g] < top_d[m - 1]:
-            continue
-        if s.count[g] <= 0:
-            continue
-        dist = acc[g]
-        if m < width + 1:
-            m += 1
-        t = m - 1
-        while t > 0 and top_d[t - 1] > dist:  # equal distances keep the lower id first
-            top_g[t], top_d[t] = top_g[t - 1], top_d[t - 1]
-            t -= 1
-        top_g[t], top_d[t] = g, dist
+        if s.count[g] > 0:
+            m = keep_nearest(top_g, top_d, m, width, g, acc[g])
     listed = min(m, width)
-    for t in range(listed):
-        g = top_g[t]
-        s.cand_g[i, t], s.cand_d[i, t], s.cand_v[i, t] = g, top_d[t], s.version[g]
-    s.n_cand[i] = listed
+    set_list(s, i, top_g, top_d, listed)
     beta = np.inf
     if m > width:
         # An unlisted group's anchor is no nearer than its centroid less its drift (the

@@ -40,6 +40,8 @@ from core.methods.refine_kernel import (
     centre,
     distance,
     jit,
+    keep_nearest,
+    set_list,
     share,
 )
 
@@ -332,23 +334,11 @@ def _screened_list(s, i, near, least, one_bits, one, top_g, top_d, listed, ids, 
     for t in range(found):
         if not near_ones[t] <= limit:
             continue
-        g = ids[t]
-        dist = distance(s, i, g)
-        if m == width + 1 and not dist < top_d[m - 1]:
-            continue
-        if m < width + 1:
-            m += 1
-        at = m - 1
-        while at > 0 and top_d[at - 1] > dist:  # equal distances keep the lower id first
-            top_g[at], top_d[at] = top_g[at - 1], top_d[at - 1]
-            at -= 1
-        top_g[at], top_d[at] = g, dist
+        m = keep_nearest(top_g, top_d, m, width, ids[t], distance(s, i, ids[t]))
     n_listed = min(m, width)
+    set_list(s, i, top_g, top_d, n_listed)
     for t in range(n_listed):
-        g = top_g[t]
-        s.cand_g[i, t], s.cand_d[i, t], s.cand_v[i, t] = g, top_d[t], s.version[g]
-        listed[g] = True
-    s.n_cand[i] = n_listed
+        listed[top_g[t]] = True
     beta = np.inf
     if m > width:
         # As fill: an unlisted group's anchor is no nearer than its centroid less its
