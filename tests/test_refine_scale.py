@@ -33,8 +33,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def _both(X, labels, k, method):
-    """The reference's labels and the compiled ones; the compiled run on the lists alone
-    and on the sweeps alone must give the reference's labels too."""
+    """The reference's labels and the compiled ones; the compiled run on the lists alone,
+    on the sweeps alone and looking at every group in every pass (no look skipped,
+    core.methods.refine_track) must give the reference's labels too."""
     reference = refine(X, labels, k=k, method=method, compiled=False)
     compiled = refine(X, labels, k=k, method=method, compiled=True)
     Xc, sq, tolerance = prepared(X)
@@ -43,6 +44,9 @@ def _both(X, labels, k, method):
         one_way = refine_compiled(Xc, sq, dense, k=k, method=method, max_rounds=1000,
                                   tolerance=tolerance, state=TaskState(), ways=ways)
         np.testing.assert_array_equal(one_way, reference, err_msg=ways)
+    every_look = refine_compiled(Xc, sq, dense, k=k, method=method, max_rounds=1000,
+                                 tolerance=tolerance, state=TaskState(), track=False)
+    np.testing.assert_array_equal(every_look, reference, err_msg="every look")
     return reference, compiled
 
 

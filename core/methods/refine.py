@@ -26,7 +26,12 @@ Choices where the paper is silent or would break a guarantee, each tested:
   moves (one batch); the SSE change is computed exactly for that batch.
 * "Nearest group" is the group with the nearest centroid; ties go to the lower group id.
 * A split is kept only if it lowers the SSE (the paper keeps it always). Without that
-  check a split can raise the SSE, and refinement must never do that.
+  check a split can raise the SSE, and refinement must never do that. The change is
+  summed over the groups the split touches (p, the new groups and the groups that
+  received the rest), not as the difference of two totals over every group, and a
+  split not kept puts those groups' statistics back exactly: so a split's outcome
+  depends on nothing but the groups it touches, which lets IGD skip a look that still
+  holds (:mod:`core.methods.refine_track`).
 * A change counts only if it lowers the SSE by more than 1e-12·SST, so floating-point
   noise cannot make IGD cycle; IGD also stops after ``max_rounds`` rounds.
 
@@ -42,8 +47,10 @@ step, ties included (the data are centred first, ``Xc = X − mean``):
   attribute; ``|x|²`` is the distance to the origin;
 * a group's Σx and Σ|x|² grow or shrink by the sum of the records that join or leave,
   added one after another in the order they joined (:func:`core.methods.pool.column_sums`);
-* a group's SSE is ``Σ|x|² − |Σx|²/n``, ``|Σx|²`` summed in attribute order; the total
-  SSE adds the live groups in id order.
+* a group's SSE is ``Σ|x|² − |Σx|²/n``, ``|Σx|²`` summed in attribute order; a split's
+  SSE change is −SSE(p), less each receiving group's SSE before (in the order they
+  first received), plus each new group's SSE (in the order formed) and each receiving
+  group's after.
 
 Two implementations give the same labels:
 

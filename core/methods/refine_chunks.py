@@ -13,9 +13,13 @@ from __future__ import annotations
 import numpy as np
 
 from core.methods.refine_kernel import (
+    DECOMPOSE,
     HEAD,
     N_GROUPS,
     N_LIVE,
+    QUIET,
+    SHRINK,
+    SPLIT,
     TAIL,
     append,
     distance,
@@ -24,10 +28,10 @@ from core.methods.refine_kernel import (
     group_sse,
     jit,
     members,
-    total_sse,
     unlink,
 )
 from core.methods.refine_nearest import changed, nearest, nearest_all
+from core.methods.refine_track import log_change, remember, remember_split, unchanged
 
 __all__ = ["decompose_chunk", "shrink_chunk", "split_chunk"]
 
@@ -52,6 +56,7 @@ def _add(s, g, recs, m):
     for t in range(m):
         append(s, g, recs[t])
     changed(s, g, formed)
+    log_change(s, g)
 
 
 @jit
@@ -75,6 +80,7 @@ def _remove(s, g, recs, m):
     for t in range(m):
         unlink(s, g, recs[t])
     changed(s, g, False)
+    log_change(s, g)
 
 
 @jit
@@ -94,6 +100,7 @@ def decompose_chunk(s, k, tol, p, p_end, budget, scratch):
     d = s.X.shape[1]
     recs, targets, moving = scratch[:, 0], scratch[:, 1], scratch[:, 2]
     new_sums = np.empty(d)
+    near = np.empty(s.X.shape[0])
     any_change = False
     done = 0
     while p < p_end and done < budget:
@@ -101,6 +108,10 @@ def decompose_chunk(s, k, tol, p, p_end, budget, scratch):
             p += 1
             continue
         m = members(s, p, recs)
+        if unchanged(s, p, DECOMPOSE, recs, m):  # refine_track: the last look holds
+            done += 1
+            p += 1
+            continue
         done += m
         nearest_all(s, recs, m, p, targets)
         receivers = np.unique(targets[:m])
@@ -124,6 +135,10 @@ def decompose_chunk(s, k, tol, p, p_end, budget, scratch):
             for g in receivers:
                 _add(s, g, moving, _going_to(everyone, targets, m, g, moving))
             any_change = True
+        else:
+            for t in range(m):
+                near[t] = distance(s, recs[t], targets[t])
+            remember(s, p, DECOMPOSE, recs, m, targets, near)
         p += 1
     return p, any_change
 
@@ -143,6 +158,11 @@ def shrink_chunk(s, k, tol, p, p_end, budget, scratch):
     done = 0
     while p < p_end and done < budget:
         moved_to, gone = -1, -1
+        if s.count[p] > k and s.meta[N_LIVE] > 1 and \
+                unchanged(s, p, SHRINK, recs, members(s, p, recs)):
+            done += 1
+            p += 1
+            continue
         while s.count[p] > k and s.meta[N_LIVE] > 1:
             m = members(s, p, recs)
             done += m
@@ -163,6 +183,7 @@ def shrink_chunk(s, k, tol, p, p_end, budget, scratch):
                 if gain < best_gain:
                     best, best_target, best_gain = t, g, gain
             if not best_gain < -tol:
+                remember(s, p, SHRINK, recs, m, targets, near)
                 break
             one[0] = recs[best]
             _remove(s, p, one, 1)
@@ -196,6 +217,10 @@ def split_chunk(s, k, tol, p, p_end, budget, scratch):
     done = 0
     while p < p_end and done < budget:
         if s.count[p] >= 2 * k:
+            if unchanged(s, p, SPLIT, scratch[:, 0], members(s, p, scratch[:, 0])):
+                done += 1
+                p += 1
+                continue
             done += int(s.count[p])
             if _split(s, k, tol, p, scratch):
                 any_change = True
@@ -216,6 +241,14 @@ def _farthest_or_nearest(s, remaining, left, point, farthest):
 
 
 @jit
+def _among(values, length, value):
+    for t in range(length):
+        if values[t] == value:
+            return True
+    return False
+
+
+@jit
 def _pop(values, length, at):
     value = values[at]
     for t in range(at, length - 1):
@@ -225,11 +258,22 @@ def _pop(values, length, at):
 
 @jit
 def _split(s, k, tol, p, scratch):
+    """Figure 3 on group p; whether the split was kept.
+
+    The SSE change is summed over the groups the split touches: −SSE(p), less each
+    receiving group's SSE before (in the order they first received), plus each new
+    group's SSE and each receiving group's after. A split not kept puts p's and the
+    receiving groups' records and statistics back exactly as they were (none is
+    recomputed), and it is tried without logging its changes
+    (:mod:`core.methods.refine_track`).
+    """
     d = s.X.shape[1]
     saved, remaining, group, receiver = scratch[:, 0], scratch[:, 1], scratch[:, 2], \
         scratch[:, 3]
-    before = total_sse(s)
+    s.meta[QUIET] = 1
     m = members(s, p, saved)
+    p_sse, p_count, p_sumsq, p_sums = group_sse(s, p), s.count[p], s.sumsq[p], \
+        s.sums[p].copy()
     saved_groups = s.meta[N_GROUPS]
     left = m
     remaining[:m] = saved[:m]
@@ -261,21 +305,61 @@ def _split(s, k, tol, p, scratch):
         s.meta[N_GROUPS] += 1
         s.count[g], s.sumsq[g], s.sums[g, :] = 0.0, 0.0, 0.0
         s.gint[g, HEAD], s.gint[g, TAIL] = -1, -1
+        s.stamp[g, :] = -1
         _add(s, g, group, size)
         if left <= k:
             break
+    # the rest, one by one, to the nearest group; the receiving groups as they were
+    answer = np.empty(left)
+    taken = np.empty(left, dtype=np.int64)
+    before = np.empty((left, 3))  # count, Σ|x|², SSE
+    before_sums = np.empty((left, d))
+    n_taken = 0
     one = group[:1]
     for t in range(left):
+        g = nearest(s, remaining[t], -1)
+        receiver[t] = g
+        answer[t] = distance(s, remaining[t], g)
+        if g < saved_groups and not _among(taken, n_taken, g):
+            taken[n_taken] = g
+            before[n_taken, 0], before[n_taken, 1] = s.count[g], s.sumsq[g]
+            before[n_taken, 2] = group_sse(s, g)
+            before_sums[n_taken, :] = s.sums[g, :]
+            n_taken += 1
         one[0] = remaining[t]
-        receiver[t] = nearest(s, remaining[t], -1)
-        _add(s, receiver[t], one, 1)
-    if total_sse(s) < before - tol:
-        return True
-    for t in range(left):  # undo: the split did not lower the SSE
-        one[0] = remaining[t]
-        _remove(s, receiver[t], one, 1)
+        _add(s, g, one, 1)
+    delta = -p_sse
+    for u in range(n_taken):
+        delta -= before[u, 2]
     for g in range(saved_groups, s.meta[N_GROUPS]):
-        _remove(s, g, group, members(s, g, group))
+        delta += group_sse(s, g)
+    for u in range(n_taken):
+        delta += group_sse(s, taken[u])
+    s.meta[QUIET] = 0
+    if delta < -tol:
+        log_change(s, p)
+        for g in range(saved_groups, s.meta[N_GROUPS]):
+            log_change(s, g)
+        for u in range(n_taken):
+            log_change(s, taken[u])
+        return True
+    # undo: the split did not lower the SSE
+    for t in range(left):
+        if receiver[t] < saved_groups:
+            unlink(s, receiver[t], remaining[t])
+    for u in range(n_taken):
+        g = taken[u]
+        s.count[g], s.sumsq[g], s.sums[g, :] = before[u, 0], before[u, 1], before_sums[u, :]
+        changed(s, g, False)
+    for g in range(saved_groups, s.meta[N_GROUPS]):
+        s.count[g], s.sumsq[g], s.sums[g, :] = 0.0, 0.0, 0.0
+        s.meta[N_LIVE] -= 1
+        changed(s, g, False)
     s.meta[N_GROUPS] = saved_groups
-    _add(s, p, saved, m)
+    for t in range(m):
+        append(s, p, saved[t])
+    s.count[p], s.sumsq[p], s.sums[p, :] = p_count, p_sumsq, p_sums
+    s.meta[N_LIVE] += 1
+    changed(s, p, True)
+    remember_split(s, p, saved, m, remaining, receiver, answer, left, saved_groups)
     return False

@@ -9,8 +9,9 @@ in float32 for a fast first look), each group's members as a linked list, its co
 The arithmetic is the fixed form of :mod:`core.methods.refine`: a distance sums
 ``(x_j − c_j)²`` over the attributes in order, with the centroid ``c = Σx / n``
 computed attribute by attribute; Σx grows by the records' sum added one after another;
-a group's SSE is ``Σ|x|² − |Σx|² / n`` with ``|Σx|²`` summed in attribute order; the
-total SSE adds the live groups in id order.
+a group's SSE is ``Σ|x|² − |Σx|² / n`` with ``|Σx|²`` summed in attribute order; a
+split's SSE change adds the groups it touches in a fixed order
+(:func:`core.methods.refine_chunks._split`).
 """
 
 from __future__ import annotations
@@ -33,18 +34,24 @@ SHARED_FROM = 4096  # groups: a sweep over fewer is not shared
 SHARED_RECORDS = 4096  # records a shared sweep takes at most (a larger group: alone)
 # meta[...] slots (int64), fmeta[...] slots (float64)
 N_GROUPS, N_LIVE, N_EXTRAS, RECOMPUTES, SCANS, QUERIES, WAY, MOVED, SWEPT, SAMPLED, \
-    CROWDED, SHORT = range(12)
+    CROWDED, SHORT, CLOCK, QUIET, TRACK, SKIPPED = range(16)
 # meta[WAY]: how a nearest group is found (core.methods.refine_way)
 LISTS, SWEEPS, HELD = range(3)
 DRIFT, MARGIN, SLACK32 = range(3)
 # rint[i, ...] and gint[g, ...] columns: the members of a group as a linked list
 NXT, PRV, GROUP = range(3)
 HEAD, TAIL = range(2)
+# stamp[g, ...] columns (core.methods.refine_track): g's last change, and the clock of
+# its last look by each pass that found nothing to do (reach[g, pass − 1] goes with it)
+CHANGED, DECOMPOSE, SHRINK, SPLIT = range(4)
+LOG = 1024  # the groups of the last LOG changes (core.methods.refine_track)
 
 State = namedtuple("State", [
     "X", "XT32", "sq", "rint", "gint", "count", "sumsq", "sums", "cent", "centT", "centT32",
     "anchor", "rho", "extra", "extras", "version", "meta", "fmeta", "cand_g", "cand_d",
     "cand_v", "n_cand", "beta", "acc", "acc32",
+    "near_g", "near_d", "split_g", "split_d", "since", "stamp", "reach", "log",
+    "log_x", "log_live",
     "ctrl", "job", "jrecs", "bounds", "jbest", "jout", "status",
 ])
 
@@ -79,11 +86,16 @@ def make_state(Xc: np.ndarray, sq: np.ndarray, labels: np.ndarray, *, drift: flo
         extra=np.zeros(capacity, dtype=np.int64),
         extras=np.zeros(extras, dtype=np.int64),
         version=np.zeros(capacity, dtype=np.int32),
-        meta=np.zeros(12, dtype=np.int64),
+        meta=np.zeros(16, dtype=np.int64),
         # float32 squared distances err by far less than SLACK32 (~1e−4·d·max|x|²)
         fmeta=np.array([drift, margin, 1e-4 * d * max(float(sq.max(initial=0.0)), 1e-300)]),
         acc=np.zeros(max(n, capacity)), acc32=np.zeros(max(n, capacity), dtype=np.float32),
         **_empty_lists(n, candidates if listed is None else listed), **(shared or share(n)),
+        near_g=np.full(n, -1, dtype=np.int64), near_d=np.full(n, np.inf),
+        split_g=np.full(n, -1, dtype=np.int64), split_d=np.full(n, -1.0),
+        since=np.zeros(n, dtype=np.int64), stamp=np.full((capacity, 4), -1, dtype=np.int64),
+        reach=np.zeros((capacity, 3)), log=np.full(LOG, -1, dtype=np.int64),
+        log_x=np.zeros((LOG, d), dtype=np.float32), log_live=np.zeros(LOG, dtype=np.int64),
     )
     _init(state, labels.astype(np.int64), n_groups)
     state.meta[SHORT] = candidates
@@ -130,9 +142,9 @@ def reserve(state: State, extra: int) -> State:
     capacity = max(need, 2 * capacity)
     grown = {}
     for name in ("gint", "count", "sumsq", "sums", "cent", "anchor", "rho", "extra",
-                 "version"):
+                 "version", "stamp", "reach"):
         old = getattr(state, name)
-        new = np.full((capacity, *old.shape[1:]), -1 if name == "gint" else 0,
+        new = np.full((capacity, *old.shape[1:]), -1 if name in ("gint", "stamp") else 0,
                       dtype=old.dtype)
         new[:len(old)] = old
         grown[name] = new
@@ -171,8 +183,10 @@ def compact(s, far):
     over dead ones (``far``: the float32 centroid coordinate of an empty place).
 
     The order of the live groups is kept, and every choice depends only on it (ties
-    go to the lower id, passes visit groups in id order, the total SSE adds them in id
-    order), so the labels do not change. Dead groups leave the lists and the extras.
+    go to the lower id, passes visit groups in id order), so the labels do not
+    change. Dead groups leave the lists and the extras.
+    No group keeps a look that found nothing to do (:mod:`core.methods.refine_track`):
+    the changes logged before name groups by their old numbers.
     """
     n_groups = s.meta[N_GROUPS]
     rank = np.full(n_groups, -1, dtype=np.int64)
@@ -185,10 +199,12 @@ def compact(s, far):
             s.gint[r, :] = s.gint[g, :]
             s.count[r], s.sumsq[r], s.rho[r] = s.count[g], s.sumsq[g], s.rho[g]
             s.extra[r], s.version[r] = s.extra[g], s.version[g]
+            s.stamp[r, CHANGED] = s.stamp[g, CHANGED]
             s.sums[r, :], s.cent[r, :], s.anchor[r, :] = s.sums[g, :], s.cent[g, :], \
                 s.anchor[g, :]
             s.centT[:, r], s.centT32[:, r] = s.centT[:, g], s.centT32[:, g]
         r += 1
+    s.stamp[:, DECOMPOSE:] = -1
     for g in range(r, n_groups):
         s.gint[g, :] = -1
         s.count[g], s.sumsq[g], s.extra[g] = 0.0, 0.0, 0
@@ -320,15 +336,6 @@ def dot(v):
 @jit
 def group_sse(s, g):
     return s.sumsq[g] - dot(s.sums[g]) / s.count[g]
-
-
-@jit
-def total_sse(s):
-    total = 0.0
-    for g in range(s.meta[N_GROUPS]):
-        if s.count[g] > 0:
-            total += group_sse(s, g)
-    return total
 
 
 @jit

@@ -26,6 +26,7 @@ from core.methods.refine_kernel import (
     RECOMPUTES,
     SWEEPS,
     SWEPT,
+    TRACK,
     WAY,
     compact,
     final_labels,
@@ -48,17 +49,19 @@ _DEAD = 1.25  # group places per live group before the groups are numbered again
 
 
 def refine_compiled(Xc, sq, labels, *, k, method, max_rounds, tolerance, state,
-                    candidates=CANDIDATES, longer=LONG_CANDIDATES, ways="auto"):
+                    candidates=CANDIDATES, longer=LONG_CANDIDATES, ways="auto", track=True):
     """:func:`core.methods.refine.refine` with the compiled passes, on centred ``Xc``.
 
     ``candidates``: groups listed per record at first (fewer in tests, to exercise the
     bounds); ``longer``: how many IGD lists once they fail (:func:`_lists_fail`);
     ``ways``: ``"auto"`` (:mod:`core.methods.refine_way`), or, for tests,
-    ``"lists"`` or ``"sweeps"`` throughout.
+    ``"lists"`` or ``"sweeps"`` throughout; ``track``: IGD skips the looks that still
+    hold (:mod:`core.methods.refine_track`; ``False`` for tests: every group looked at).
     """
     s = make_state(Xc, sq, labels, drift=_drift(Xc, sq, labels), margin=_margin(sq),
                    candidates=candidates, shared=new_share(len(Xc)),
                    listed=candidates if ways == "lists" else 0)
+    s.meta[TRACK] = method == "igd" and track
     runner = _helper(s)
     try:
         return _passes(s, runner, k, method, max_rounds, tolerance, state, candidates,

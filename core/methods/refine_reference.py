@@ -214,8 +214,12 @@ class _Partition:
         return changed
 
     def _split(self, p) -> bool:
+        """Figure 3 on group p; whether the split was kept. The SSE change is summed
+        over the groups it touches (−SSE(p), less each receiving group's SSE before, in
+        the order they first received, plus each new group's and each receiving group's
+        after); a split not kept puts every statistic back exactly as it was."""
         k = self.k
-        before = self.total_sse()
+        p_before = (self.group_sse(p), self.count[p], self.sums[p].copy(), self.sumsq[p])
         saved = (list(self.members[p]), len(self.members))
         builds = self.index.builds
         remaining = list(self.members[p])
@@ -237,24 +241,40 @@ class _Partition:
             if len(remaining) <= k:
                 break
         receivers = []
+        before = {}  # receiving group (not a new one): count, Σx, Σ|x|², SSE before
         for record in remaining:
             g = int(self.index.nearest([record], exclude=-1)[0])
+            if g < saved[1] and g not in before:
+                before[g] = (self.count[g], self.sums[g].copy(), self.sumsq[g],
+                             self.group_sse(g))
             self._add(g, [record])
             receivers.append((g, record))
-        if self.total_sse() < before - self.tolerance:
+        delta = -p_before[0]
+        for g in before:
+            delta -= before[g][3]
+        for g in new_groups:
+            delta += self.group_sse(g)
+        for g in before:
+            delta += self.group_sse(g)
+        if delta < -self.tolerance:
             return True
         # Undo: the split did not lower the SSE.
         for g, record in receivers:
-            self._remove(g, [record])
-        for g in new_groups:
-            self._remove(g, list(self.members[g]))
+            if g < saved[1]:
+                self.members[g].remove(record)
+        for g, (count, sums, sumsq, _) in before.items():
+            self.count[g], self.sums[g], self.sumsq[g] = count, sums, sumsq
+            self.index.touch(g)
+        self.n_live -= len(new_groups)
         del self.members[saved[1]:]
         self.count = self.count[:saved[1]]
         self.sums = self.sums[:saved[1]]
         self.sumsq = self.sumsq[:saved[1]]
         self.index.forget_from(saved[1])
-        self.members[p] = []
-        self._add(p, saved[0])
+        self.members[p] = list(saved[0])
+        self.count[p], self.sums[p], self.sumsq[p] = p_before[1], p_before[2], p_before[3]
+        self.n_live += 1
+        self.index.touch(p)
         if self.index.builds != builds:  # the index saw the undone groups
             self.index.rebuild()
         return False
