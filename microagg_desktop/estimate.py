@@ -108,7 +108,7 @@ REFERENCE_SHARED = 1.5e-7
 """Seconds per ``n · log2 n · d`` of the shared steps without numba (one term)."""
 
 REFINE: dict[str, tuple[float, float]] = {"tfrp2": (7.5e-11, 3.8e-10),
-                                          "igd": (8.0e-10, 1.5e-9)}
+                                          "igd": (6.5e-10, 1.35e-9)}
 """Seconds per ``n² · d / k`` of a refinement after the partition, for groups packed in
 space and for groups cut along one order (:data:`RELEASES`). A record's nearest group
 is found by a sweep over every group (on two threads) or by candidate lists filled the
@@ -116,11 +116,13 @@ same way, as each pays (:mod:`core.methods.refine_way`), and after groups cut al
 order the refinement rebuilds nearly every group (PCP's SSE at 20,000 × 10 falls from
 138,208 to 41,513 under TFRP2, MDAV's from 34,101 to 33,984). Measured at 20,000,
 50,000 and 100,000 × 10, k = 5 (``benchmarks/scale_refine_ways.py``): MDAV + TFRP2
-0.09, 0.41 and 1.27 s; MDAV + IGD 0.85, 4.2 and 13.2 s; PCP + TFRP2 0.45, 1.9 and
-6.7 s; PCP + IGD 2.2, 9.7 and 28.2–28.8 s (z-scores + IGD 28.5 s). On the lists alone
-they took 0.19–0.90 s, 0.95–5.4 s, 2.4–14.4 s and 5.5–27.6 s at 20,000 and 50,000.
-The model before (``n · log2 n · d``) said 20 s for PCP + TFRP2 at 300,000, which did
-not end in ten minutes."""
+0.09, 0.41 and 1.27 s; MDAV + IGD 0.93, 3.9 and 11.8–12.3 s; PCP + TFRP2 0.45, 1.9 and
+6.7 s; PCP + IGD 2.0, 8.6 and 25.5 s (z-scores + IGD 25.6 s), IGD skipping the looks
+that still hold (:mod:`core.methods.refine_track`; 13.4–13.9 and 28.2–30.0 s at 100,000
+looking at every group). On the lists alone they took 0.19–0.90 s, 0.95–5.4 s,
+2.4–14.4 s and 5.5–27.6 s at 20,000 and 50,000. The model before
+(``n · log2 n · d``) said 20 s for PCP + TFRP2 at 300,000, which did not end in ten
+minutes."""
 
 REFERENCE_REFINE: dict[str, tuple[float, float]] = {"tfrp2": (1.25e-8, 2.1e-7),
                                                     "igd": (2.9e-8, 2.3e-7)}

@@ -74,7 +74,7 @@ def test_the_steps_after_the_method_depend_on_the_release():
 def test_a_refinement_grows_with_the_square_of_the_records():
     """A sweep, or filling the candidate lists, compares a record with every group, and
     groups cut along one order need many more such questions (MDAV + IGD at 100,000 ×
-    10: 13.2 s; PCP + TFRP2 at 50,000: 1.9 s)."""
+    10: 11.8–12.3 s; PCP + TFRP2 at 50,000: 1.9 s)."""
     def refinement(method, n, refine):
         return (estimate_seconds(method, n, 10, k=5, refine=refine)
                 - estimate_seconds(method, n, 10, k=5))
@@ -85,8 +85,8 @@ def test_a_refinement_grows_with_the_square_of_the_records():
                 4 * refinement(method, 100_000, refine))
     assert refinement("pcp", 50_000, "tfrp2") > 4 * refinement("mdav", 50_000, "tfrp2")
     assert 1 < refinement("pcp", 50_000, "tfrp2") < 4  # 1.9 s
-    assert 8 < refinement("mdav", 100_000, "igd") < 30  # 13.2 s
-    # IGD after PCP, sweeps while the groups move and lists once they settle: 28–29 s
+    assert 8 < refinement("mdav", 100_000, "igd") < 30  # 11.8–12.3 s
+    # IGD after PCP, sweeps while the groups move and lists once they settle: 25.5 s
     # at 100,000 (78–96 s on the lists alone, 366 s on short lists)
     assert 20 < refinement("pcp", 100_000, "igd") < 60
     # and a refinement of a million records, a hundred times that, is long: say so
