@@ -69,14 +69,18 @@ RUN_MEMORY: dict[str, tuple[int, float]] = {
 OTHER_RUN_MEMORY = (1200, 8.5)
 """The peak of a method not measured: the most of those measured."""
 
-REFINE_BYTES_PER_RECORD = {"tfrp2": 200, "igd": 1850}
+REFINE_BYTES_PER_RECORD = {"tfrp2": 200, "igd": 1950}
 """What a refinement adds per record (MDAV + TFRP2 at 300,000: 174; + IGD at 100,000:
 381). IGD's candidate lists grow fourfold where they fail, as after PCP or z-scores
 (:func:`core.methods.refine_passes._lists_fail`): the refinement's peak after PCP was
 1,804 bytes a record at 20,000 and at 100,000 (``tracemalloc``), after MDAV 714 at
 20,000. A refinement that answers by sweeps (:mod:`core.methods.refine_way`) keeps no
 lists until it goes back to them: after PCP at 20,000 its own peak was 802 bytes a
-record for TFRP2 and 954 for IGD, whose lists came back short."""
+record for TFRP2 and 954 for IGD, whose lists came back short. IGD's skipped looks
+(:mod:`core.methods.refine_track`) keep each record's answers: 80–100 bytes a record
+more (IGD's own peak after PCP at 20,000: 1,052 against 955; after MDAV 895 against
+816), so the worst case, lists of 64, is about 1,900."""
+
 
 MEMORY_SHARE = 0.75
 """The share of the computer's memory a run may take at its peak (the rest for the

@@ -21,6 +21,7 @@ from core.methods.refine_kernel import (
     SHRINK,
     SPLIT,
     TAIL,
+    TRACK,
     append,
     distance,
     distance_to,
@@ -135,7 +136,7 @@ def decompose_chunk(s, k, tol, p, p_end, budget, scratch):
             for g in receivers:
                 _add(s, g, moving, _going_to(everyone, targets, m, g, moving))
             any_change = True
-        else:
+        elif s.meta[TRACK]:
             for t in range(m):
                 near[t] = distance(s, recs[t], targets[t])
             remember(s, p, DECOMPOSE, recs, m, targets, near)
