@@ -108,7 +108,7 @@ REFERENCE_SHARED = 1.5e-7
 """Seconds per ``n · log2 n · d`` of the shared steps without numba (one term)."""
 
 REFINE: dict[str, tuple[float, float]] = {"tfrp2": (7.5e-11, 3.8e-10),
-                                          "igd": (6.5e-10, 1.35e-9)}
+                                          "igd": (6.5e-10, 1.5e-9)}
 """Seconds per ``n² · d / k`` of a refinement after the partition, for groups packed in
 space and for groups cut along one order (:data:`RELEASES`). A record's nearest group
 is found by a sweep over every group (on two threads) or by candidate lists filled the
@@ -119,8 +119,11 @@ order the refinement rebuilds nearly every group (PCP's SSE at 20,000 × 10 fall
 0.09, 0.41 and 1.27 s; MDAV + IGD 0.93, 3.9 and 11.8–12.3 s; PCP + TFRP2 0.45, 1.9 and
 6.7 s; PCP + IGD 2.0, 8.6 and 25.5 s (z-scores + IGD 25.6 s), IGD skipping the looks
 that still hold (:mod:`core.methods.refine_track`; 13.4–13.9 and 28.2–30.0 s at 100,000
-looking at every group). On the lists alone they took 0.19–0.90 s, 0.95–5.4 s,
-2.4–14.4 s and 5.5–27.6 s at 20,000 and 50,000. The model before
+looking at every group). Per ``n² · d / k`` PCP + IGD costs more at smaller sizes
+(2.5e−9 at 20,000, 1.3e−9 at 100,000), so its coefficient stays at 1.5e−9: in the
+window PCP + IGD on 30,000 × 10 took 5.0 s, inside "about 1–6 seconds". On the lists
+alone they took 0.19–0.90 s, 0.95–5.4 s, 2.4–14.4 s and 5.5–27.6 s at 20,000 and
+50,000. The model before
 (``n · log2 n · d``) said 20 s for PCP + TFRP2 at 300,000, which did not end in ten
 minutes."""
 
