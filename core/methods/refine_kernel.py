@@ -215,7 +215,8 @@ def compact(s, far):
         s.rint[i, GROUP] = rank[s.rint[i, GROUP]]
         m = 0
         for t in range(s.n_cand[i]):
-            g = rank[s.cand_g[i, t]]
+            g = s.cand_g[i, t]  # a split not kept may leave its groups' places listed
+            g = rank[g] if g < n_groups else -1
             if g >= 0:
                 s.cand_g[i, m], s.cand_d[i, m], s.cand_v[i, m] = g, s.cand_d[i, t], \
                     s.cand_v[i, t]
@@ -223,7 +224,8 @@ def compact(s, far):
         s.n_cand[i] = m
     m = 0
     for e in range(s.meta[N_EXTRAS]):
-        g = rank[s.extras[e]]
+        g = s.extras[e]
+        g = rank[g] if g < n_groups else -1
         if g >= 0:
             s.extras[m] = g
             m += 1
