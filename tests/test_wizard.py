@@ -224,7 +224,7 @@ def test_what_will_happen_says_the_memory_of_a_large_run(monkeypatch):
         "Memory the run needs at its peak: about 7.0 GiB (the categories make 124 "
         "columns)."]
     assert memory_lines(5_000_000, QuasiIdentifiers(10), values={"k": 5, "refine": "igd"}) \
-        == ["Memory the run needs at its peak: about 12.6 GiB."]
+        == ["Memory the run needs at its peak: about 13.1 GiB."]
     monkeypatch.setattr(memory, "physical_memory", lambda: 4 * 2**30)
     assert memory_lines(1_000_000, wide) == [
         "Memory the run needs at its peak: about 4.0 GiB (the categories make 124 "
