@@ -126,3 +126,38 @@ def test_the_pruned_search_is_the_reference_for_queries_anywhere(seed, n, d, spr
     reference = linkage.link_reference(points, multiplicity, queries, bound)
     np.testing.assert_array_equal(fast[0], reference[0])
     np.testing.assert_array_equal(fast[1], reference[1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 600), st.integers(1, 6),
+       st.sampled_from([16, 2, 1]), st.booleans())
+def test_the_tree_holds_its_rows_in_tight_boxes_split_inside_them(seed, n, d, leaf, grid):
+    """Every node's box is the smallest holding its rows (a leaf's from its rows, the
+    others from their children's), a split value is a row of its node, the left child's
+    rows are at most it and the right child's at least it, leaves hold at most
+    ``leaf`` rows unless they are copies of one row, and the rows are the points,
+    permuted with their index."""
+    rng = np.random.default_rng(seed)
+    points = rng.standard_normal((n, d))
+    if grid:  # many ties in every attribute, and repeated rows
+        points = np.round(points)
+    index, work, start, stop, left, right, split_dim, split_value, low, high, nodes = \
+        linkage._build_compiled(points, leaf)
+    np.testing.assert_array_equal(work, points[index])
+    assert sorted(index.tolist()) == list(range(n))
+    leaves = 0
+    for node in range(nodes):
+        rows = work[start[node]:stop[node]]
+        np.testing.assert_array_equal(low[node], rows.min(axis=0))
+        np.testing.assert_array_equal(high[node], rows.max(axis=0))
+        if left[node] < 0:
+            leaves += stop[node] - start[node]
+            assert len(rows) <= leaf or (rows == rows[0]).all()
+            continue
+        a, b, j = left[node], right[node], split_dim[node]
+        assert (start[a], stop[a], start[b], stop[b]) == (start[node], start[b], stop[a],
+                                                          stop[node])
+        assert split_value[node] in rows[:, j]
+        assert work[start[a]:stop[a], j].max() <= split_value[node]
+        assert work[start[b]:stop[b], j].min() >= split_value[node]
+    assert leaves == n
