@@ -415,6 +415,35 @@ def test_aggregate_releases_the_group_means_and_leaves_the_table_alone():
     pd.testing.assert_frame_equal(table, before, check_exact=True)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 400), st.integers(1, 5),
+       st.sampled_from([1.0, 1e12, 1e300]))
+def test_group_sums_add_each_groups_values_in_input_order(seed, n, d, spread):
+    """The compiled pass over the rows gives numpy.bincount's sums and counts bit for
+    bit (values of very different sizes, so that another order would round
+    differently; an empty group; infinities and NaN where the spread overflows)."""
+    from core.data.aggregate import _group_sums_compiled, _group_sums_reference, group_means
+    rng = np.random.default_rng(seed)
+    values = rng.standard_normal((n, d)) * rng.choice([1.0, spread], (n, d))
+    with np.errstate(over="ignore"):
+        values[rng.random((n, d)) < 0.05] *= spread
+    labels = rng.integers(0, max(n // 3, 1) + 1, n)  # the last group may be empty
+    reference = _group_sums_reference(values, labels)
+    if _group_sums_compiled is not None:
+        sums, counts = _group_sums_compiled(values, labels, int(labels.max()) + 1)
+        np.testing.assert_array_equal(counts, reference[1])
+        assert sums.tobytes() == reference[0].tobytes()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = reference[0] / reference[1][:, None]
+    assert group_means(values, labels).tobytes() == expected.tobytes()
+
+
+def test_group_means_refuses_a_negative_label():
+    from core.data.aggregate import group_means
+    with pytest.raises(ValueError, match="non-negative"):
+        group_means(np.ones((3, 2)), np.array([0, -1, 0]))
+
+
 @pytest.mark.parametrize("rows_per_block", [1, 7, 8192])
 def test_numeric_matrix_is_the_columns_side_by_side(monkeypatch, rows_per_block):
     import core.data.prepare as prepare
