@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from core import MicroaggError, Role, RoleSpec, anonymize
 from core.data.prepare import standardize
@@ -100,3 +101,23 @@ def test_a_stray_text_value_in_a_numeric_column_is_located(tmp_path):
     table = read_table(path)
     with pytest.raises(MicroaggError, match=r"'age' is not numeric \(data row 57: 'unknown'\)"):
         anonymize(table, RoleSpec(quasi_identifiers=("age",), identifiers=("id",)), k=3)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3000), st.integers(1, 12),
+       st.sampled_from("CF"), st.sampled_from([1.0, 1e-6, 1e9]))
+def test_centred_and_std_are_numpys_mean_std_and_deviations(seed, n, d, order, scale):
+    """One subtraction serves the standard deviation and the z-scores: the mean, the
+    population standard deviation and (raw − mean) / std are numpy's, bit for bit,
+    in either memory order, for columns far from 0 and constant ones."""
+    from core.data.prepare import centred_and_std
+    rng = np.random.default_rng(seed)
+    raw = rng.standard_normal((n, d)) * scale + rng.standard_normal(d) * 1e3 * scale
+    raw[:, rng.random(d) < 0.2] = 7.25  # constant columns
+    raw = np.asarray(raw, order=order)
+    mean, centred, std = centred_and_std(raw)
+    assert mean.tobytes() == raw.mean(axis=0).tobytes()
+    assert std.tobytes() == raw.std(axis=0).tobytes()
+    assert centred.tobytes() == (raw - raw.mean(axis=0)).tobytes()
+    safe = np.where(std > 0, std, 1.0)
+    assert (centred / safe).tobytes() == ((raw - raw.mean(axis=0)) / safe).tobytes()

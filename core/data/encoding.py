@@ -62,7 +62,7 @@ import pandas as pd
 from core.errors import MicroaggError
 from core.data.categories import group_aggregate_codes
 from core.data.memory import check_run_memory
-from core.data.prepare import constant_columns, numeric_matrix
+from core.data.prepare import centred_and_std, constant_columns, numeric_matrix
 from core.data.roles import Level, RoleSpec, is_number_column
 
 __all__ = ["AttributeCoding", "Encoding", "encode", "resolve_level"]
@@ -324,7 +324,7 @@ def encode(table: pd.DataFrame, roles: RoleSpec, *, strict: bool = True,
         # The same operations as core.prepare.standardize, so numeric files give
         # exactly the same X (and published figures) as before.
         raw = numeric_matrix(table, numeric)
-        mean, std = raw.mean(axis=0), raw.std(axis=0)
+        mean, centred, std = centred_and_std(raw)
         # = raw.min(axis=0) == raw.max(axis=0): the values are finite (numeric_matrix)
         constant = constant_columns(raw) if strict else None
         for j, column in enumerate(numeric):
@@ -334,7 +334,7 @@ def encode(table: pd.DataFrame, roles: RoleSpec, *, strict: bool = True,
                     "carries no information to protect. Give it the non-confidential role.")
         if not strict:
             std = np.where(std > 0, std, 1.0)
-        Z = (raw - mean) / std
+        Z = np.divide(centred, std, out=centred)  # = (raw − mean) / std
         if len(numeric) == len(qi):  # raw holds the quasi-identifiers in order
             values = raw
         for j, column in enumerate(numeric):
