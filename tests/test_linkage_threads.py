@@ -142,7 +142,7 @@ def test_the_tree_holds_its_rows_in_tight_boxes_split_inside_them(seed, n, d, le
     if grid:  # many ties in every attribute, and repeated rows
         points = np.round(points)
     index, work, start, stop, left, right, split_dim, split_value, low, high, nodes = \
-        linkage._build_compiled(points, leaf)
+        linkage._build(points, leaf)
     np.testing.assert_array_equal(work, points[index])
     assert sorted(index.tolist()) == list(range(n))
     leaves = 0

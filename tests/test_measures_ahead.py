@@ -293,28 +293,69 @@ def test_il1_is_made_on_the_measuring_thread_while_the_helper_counts(monkeypatch
 def test_a_cancel_while_the_verifier_finds_the_classes_stops_it_before_its_next_pass(
         monkeypatch):
     """The k-anonymity verifier takes Cancel between its passes over the records: a
-    Cancel pressed while it finds the classes stops it before it measures the release's
-    values."""
-    kanonymity_code = sys.modules["core.verify.kanonymity"]
+    Cancel pressed while the release's classes are found (once, for the verifier and
+    the measures) stops the verifier before it measures the release's values."""
+    run_code = sys.modules["core.pipeline.run"]
     table, roles = _tables(500)
-    state, later = TaskState(), []
+    state, later, found = TaskState(), [], []
     plan = prepare_run(table, roles, "mdav", k=3)
-    real_classes, real_values = kanonymity_code.frame_classes, Encoding.values_of
+    real_classes, real_values = run_code.frame_classes, Encoding.values_of
 
     def classes_then_cancel(*args, **kwargs):
-        found = real_classes(*args, **kwargs)
+        found.append(real_classes(*args, **kwargs))
         state.cancel()
-        return found
+        return found[-1]
 
     def values_noting_a_cancel(self, *args, **kwargs):
-        later.append(state.cancelled)
+        if sys._getframe(1).f_code.co_name == "verify_k_anonymity":
+            later.append(state.cancelled)
         return real_values(self, *args, **kwargs)
 
-    monkeypatch.setattr(kanonymity_code, "frame_classes", classes_then_cancel)
+    monkeypatch.setattr(run_code, "frame_classes", classes_then_cancel)
     monkeypatch.setattr(Encoding, "values_of", values_noting_a_cancel)
     with pytest.raises(Cancelled):
         run(plan, state)
-    assert later and not any(later)  # the measures' pass, before the Cancel; none after
+    assert len(found) == 1 and not any(later)  # the verifier measured nothing after it
+
+
+def test_the_release_classes_are_found_once_for_the_verifier_and_the_measures(
+        monkeypatch):
+    """The verifier and the measures take the classes found once from the released
+    table (frame_classes of its quasi-identifiers and strata; neither finds them
+    again), and give what each gives on its own from the two tables."""
+    from core.measures.measure import measure
+    from core.verify import rows as rows_code
+
+    run_code = sys.modules["core.pipeline.run"]
+    table, roles = _tables(900)
+    roles = RoleSpec(quasi_identifiers=roles.quasi_identifiers, strata=("sector",))
+    table["sector"] = np.random.default_rng(5).choice(["n", "s"], len(table))
+    real_classes, real_distinct = run_code.frame_classes, rows_code.distinct_rows
+    calls = {"classes": 0, "release rows": 0}
+
+    def counted_classes(*args, **kwargs):
+        calls["classes"] += 1
+        return real_classes(*args, **kwargs)
+
+    def counted_distinct(values, *args, **kwargs):
+        calls["release rows"] += len(values) == len(table)
+        return real_distinct(values, *args, **kwargs)
+
+    monkeypatch.setattr(run_code, "frame_classes", counted_classes)
+    monkeypatch.setattr(sys.modules["core.verify.kanonymity"], "frame_classes",
+                        counted_classes)
+    monkeypatch.setattr(sys.modules["core.measures.measure"], "distinct_rows",
+                        counted_distinct)
+    plan = prepare_run(table, roles, "mdav", k=3)
+    result = run(plan)
+    assert calls == {"classes": 1, "release rows": 0}
+    monkeypatch.undo()
+    alone = measure(table, result.masked, roles, known=list(plan.scenarios),
+                    encoding=plan.encoding)
+    _same_measures(alone, result.measures)
+    check = plan.method.guarantee.check(table, result.masked, roles, k=3,
+                                        encoding=plan.encoding)
+    assert check.verification == result.verification
 
 
 @pytest.mark.parametrize("method, t, module, per_attribute", [

@@ -206,8 +206,10 @@ class Encoding:
         other = self.values if other is None else other
         if self.numeric and values.ndim == 2 and values.shape == other.shape:
             # The loop's operations on whole rows at once: the same entries.
-            std = np.array([a.std for a in self.attributes])
-            return np.ascontiguousarray(((values - other) / std) ** 2, dtype=np.float64)
+            # ((values − other) / std)², each step in place: one array of n × d held.
+            out = np.subtract(values, other, dtype=np.float64)
+            np.divide(out, np.array([a.std for a in self.attributes]), out=out)
+            return np.square(out, out=out)
         out = np.empty(values.shape, dtype=np.float64)
         for j, a in enumerate(self.attributes):
             x, y = values[:, j], other[:, j]

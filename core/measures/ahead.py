@@ -7,6 +7,7 @@ again (:class:`MeasuresAhead`).
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import wait
 
 import numpy as np
@@ -63,13 +64,14 @@ class MeasuresAhead:
 class Work:
     """A call submitted to an executor; :meth:`result` makes it on the calling thread
     instead when no thread has started it yet (rather than wait behind other work).
-    Either way it is made once."""
+    Either way it is made once, whichever threads ask for it."""
 
     _NOT_MADE = object()
 
     def __init__(self, executor, function, *args):
         self._call = (function, args)
         self._made = self._NOT_MADE
+        self._lock = threading.Lock()  # two threads may ask: one of them makes it
         self._future = executor.submit(function, *args)
 
     def done(self) -> bool:
@@ -82,14 +84,17 @@ class Work:
         checked every twentieth of a second, so Cancel is not held by the wait."""
         if self._made is not self._NOT_MADE:
             return self._made
-        if self._future.cancel():  # still queued: it will never run there
-            function, args = self._call
-            self._made = function(*args)
-        else:
-            while state is not None and not self._future.done():
-                state.check()
-                wait([self._future], timeout=0.05)
-            self._made = self._future.result()
+        with self._lock:
+            if self._made is not self._NOT_MADE:  # the other thread made it meanwhile
+                return self._made
+            if self._future.cancel():  # still queued: it will never run there
+                function, args = self._call
+                self._made = function(*args)
+                return self._made
+        while state is not None and not self._future.done():
+            state.check()
+            wait([self._future], timeout=0.05)
+        self._made = self._future.result()
         return self._made
 
 

@@ -94,7 +94,7 @@ from core.measures.scenarios import intruder_scenarios, parse_known
 from core.measures.utility import il1_mixed
 from core.privacy.attributes import class_emds, tclose_attributes
 from core.progress import TaskState
-from core.verify.rows import distinct_rows
+from core.verify.rows import distinct_rows, numbered_as_sorted
 
 __all__ = ["Measures", "MeasuresAhead", "ScenarioFigures", "measure"]
 
@@ -211,7 +211,8 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
             kinds=None, encoding: Encoding | None = None,
             state: TaskState | None = None,
             ahead: MeasuresAhead | None = None,
-            classes_of: tuple[np.ndarray, DistinctRows] | None = None) -> Measures:
+            classes_of: tuple[np.ndarray, DistinctRows] | None = None,
+            release_classes=None, released_values=None) -> Measures:
     """Compute every measure of Section 2.3 for ``masked`` against ``original``.
 
     Parameters
@@ -244,6 +245,15 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
         its sorted numbering): taken for the release's classes when the release's
         measured quasi-identifiers (and no stratum) are that matrix bit for bit, found
         afresh otherwise. The figures are the same.
+    release_classes : callable, optional
+        Gives the classes of ``masked`` (:func:`~core.verify.rows.frame_classes` of its
+        quasi-identifiers and strata), when the caller finds them once for the verifier
+        too; taken (renumbered as ``numpy.unique(axis=0)`` numbers them) unless a
+        measured value is NaN, where ``numpy.unique`` keeps rows apart that a grouping
+        puts together. The figures are the same.
+    released_values : (ndarray, dict), optional
+        ``encoding.values_of(masked)``, when the caller has made it for the verifier
+        too.
 
     Returns
     -------
@@ -289,7 +299,8 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
     if encoding is None:
         encoding = encode(original, roles, strict=False, run=(MEASURING, None))
     raw = encoding.values
-    raw_masked, unknown = encoding.values_of(masked)
+    raw_masked, unknown = (released_values if released_values is not None else
+                           encoding.values_of(masked))
     for column, count in unknown.items():
         raise MicroaggError(
             f"Column '{column}' of the masked table has {count} value(s) that are not "
@@ -307,7 +318,7 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
             ahead = MeasuresAhead(encoding, scenario_sets, helpers)
         figures = _measure(original, masked, roles, qi, scenario_sets, encoding, raw,
                            raw_masked, Z, interval, kinds, state, helpers, ahead,
-                           classes_of)
+                           classes_of, release_classes)
     except BaseException:  # cancelled or failed: the helpers' work is not waited for
         helpers.shutdown(wait=False, cancel_futures=True)
         raise
@@ -316,7 +327,8 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
 
 
 def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_masked, Z,
-             interval, kinds, state, helpers, ahead, classes_of=None) -> Measures:
+             interval, kinds, state, helpers, ahead, classes_of=None,
+             release_classes=None) -> Measures:
     """The figures of :func:`measure` from its checked, encoded inputs."""
     Z_masked = encoding.embed(raw_masked)
     nominal = nominal_mask(encoding)
@@ -336,6 +348,8 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
     keys = np.column_stack([raw_masked, strata]) if strata.shape[1] else raw_masked
     if classes_of is not None and same_bits(keys, classes_of[0]):
         found = classes_of[1]  # what distinct_rows(keys, order="sorted") gives
+    elif release_classes is not None and not np.isnan(keys).any():
+        found = numbered_as_sorted(keys, release_classes())  # the same classes
     else:
         found = distinct_rows(keys, order="sorted")  # numbered as numpy.unique(axis=0)
     state.check()

@@ -132,7 +132,7 @@ class Guarantee(str):
 
     def check(self, original: pd.DataFrame, released: pd.DataFrame, roles: RoleSpec, *,
               k: int | None, t: float | None = None, blocks=None,
-              encoding=None, checkpoint=None) -> GuaranteeCheck:
+              encoding=None, checkpoint=None, classes=None, values=None) -> GuaranteeCheck:
         """Verify ``released`` against ``original`` for this guarantee.
 
         Parameters
@@ -153,10 +153,17 @@ class Guarantee(str):
         checkpoint : callable, optional
             Called between the verifiers' passes over the records; whatever it raises
             (a Cancel) stops the check.
+        classes : callable, optional
+            Gives the classes of ``released`` (:func:`~core.verify.rows.frame_classes`
+            of its quasi-identifiers and strata) when the caller finds them once for
+            the measures too (:func:`verify_k_anonymity`).
+        values : (ndarray, dict), optional
+            ``encoding.values_of(released)``, when the caller has made it.
         """
         verification = verify_k_anonymity(original, released, roles, k or 1,
                                           blocks=blocks, encoding=encoding,
-                                          checkpoint=checkpoint)
+                                          checkpoint=checkpoint, classes=classes,
+                                          values=values)
         if not self.record_level:
             return GuaranteeCheck(self, verification)
         failure = ""

@@ -18,7 +18,7 @@ from core.errors import MicroaggError
 from core.data.encoding import Encoding, encode
 from core.data.memory import VERIFYING
 from core.data.roles import RoleSpec
-from core.verify.rows import frame_classes
+from core.verify.rows import DistinctRows, frame_classes
 
 __all__ = ["Verification", "verify_k_anonymity"]
 
@@ -67,7 +67,9 @@ def class_sizes(masked: pd.DataFrame, columns) -> np.ndarray:
 
 def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec,
                        k: int, *, blocks=None, encoding: Encoding | None = None,
-                       checkpoint: Callable[[], None] | None = None) -> Verification:
+                       checkpoint: Callable[[], None] | None = None,
+                       classes: Callable[[], DistinctRows] | None = None,
+                       values: tuple[np.ndarray, dict] | None = None) -> Verification:
     """Check that ``masked`` is k-anonymous on the quasi-identifiers of ``roles``.
 
     Classes are the distinct masked quasi-identifier tuples together with the stratum
@@ -85,6 +87,11 @@ def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: Role
     (:func:`core.data.encoding.encode` of ``original`` and ``roles``, ``strict=False``),
     when the caller already has it; it is made here otherwise. ``checkpoint`` is called
     between the passes over the records; whatever it raises (a Cancel) stops the check.
+    ``classes`` gives :func:`~core.verify.rows.frame_classes` of ``masked``'s
+    quasi-identifiers and strata, when the caller finds them once for other uses too
+    (they are found here otherwise): the classes of the released table, whoever finds
+    them, never the method's groups. ``values`` is ``encoding.values_of(masked)``, when
+    the caller has made it.
     """
     checkpoint = checkpoint or (lambda: None)
     qi = list(roles.quasi_identifiers)
@@ -112,6 +119,9 @@ def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: Role
     strata = list(roles.strata)
     smallest_by_block = []
     found: dict[tuple, np.ndarray] = {}  # sizes per column set (one block is the whole)
+    if classes is not None:
+        found[tuple(qi) + tuple(strata)] = classes().counts
+        checkpoint()
     for number, block in enumerate(blocks, start=1):
         columns = tuple(block) + tuple(strata)
         if columns not in found:
@@ -130,7 +140,7 @@ def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: Role
 
     if encoding is None:
         encoding = encode(original, roles, strict=False, run=(VERIFYING, None))
-    released, unknown = encoding.values_of(masked)
+    released, unknown = values if values is not None else encoding.values_of(masked)
     checkpoint()
     for column, count in unknown.items():
         notes.insert(0, f"Column '{column}' releases {count} value(s) that are not "

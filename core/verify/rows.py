@@ -24,7 +24,7 @@ import pandas as pd
 
 from core.compiled import kernel
 
-__all__ = ["DistinctRows", "distinct_rows", "frame_keys", "frame_classes"]
+__all__ = ["DistinctRows", "distinct_rows", "frame_keys", "frame_classes", "numbered_as_sorted"]
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _MIX2 = np.uint64(0xBF58476D1CE4E5B9)
@@ -302,6 +302,15 @@ def distinct_rows(values: np.ndarray, *, order: str = "sorted") -> DistinctRows:
     if order == "sorted":
         return _renumber(found, _lexicographic(values[found.first]))
     return found
+
+
+def numbered_as_sorted(values: np.ndarray, classes: DistinctRows) -> DistinctRows:
+    """``classes``, the classes of equal rows of ``values`` found another way (e.g.
+    :func:`frame_classes` of the table ``values`` was measured from), numbered as
+    ``distinct_rows(values)`` numbers them: by their first rows' values, first column
+    first. Only their first rows are read.
+    """
+    return _renumber(classes, _lexicographic(np.asarray(values, dtype=np.float64)[classes.first]))
 
 
 def _reference(values: np.ndarray, order: str) -> DistinctRows:
