@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import core.measures.linkage as linkage
+import core.measures.linkage_tree as linkage_tree
 from core import Cancelled
 from core.measures.disclosure import record_linkage
 from tests.conftest import cancelled_at_step
@@ -142,7 +143,7 @@ def test_the_tree_holds_its_rows_in_tight_boxes_split_inside_them(seed, n, d, le
     if grid:  # many ties in every attribute, and repeated rows
         points = np.round(points)
     index, work, start, stop, left, right, split_dim, split_value, low, high, nodes = \
-        linkage._build(points, leaf)
+        linkage_tree._build(points, leaf)
     np.testing.assert_array_equal(work, points[index])
     assert sorted(index.tolist()) == list(range(n))
     leaves = 0
