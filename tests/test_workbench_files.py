@@ -234,7 +234,7 @@ def test_dropping_a_table_opens_it_and_other_files_are_ignored(qtbot, window, su
         if not expected:
             path.write_bytes(b"MZ not a table")
         mime = keep[name] = _mime(path)
-        enter = QDragEnterEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime,
+        enter = QDragEnterEvent(QPoint(10, 10), Qt.DropAction.CopyAction, mime,
                                 Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
         window.dragEnterEvent(enter)
         assert enter.isAccepted() is expected
