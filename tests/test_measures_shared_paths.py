@@ -487,3 +487,43 @@ def test_total_sum_of_squares_keeps_its_summation_order():
     encoding = encode(table, RoleSpec(quasi_identifiers=tuple(table.columns)), strict=False)
     Z = encoding.X[:, list(range(10))]
     assert encoding.total_sum_of_squares() == float(np.einsum("ij,ij->", Z, Z))
+
+
+def test_aggregate_and_the_sorted_classes_take_a_checkpoint_between_their_passes():
+    """A method masked attribute by attribute has a block per attribute: aggregation
+    calls the checkpoint after each block, and numbering the block labels' classes
+    between its column passes, so a Cancel raised there stops them at once."""
+    from core.data.aggregate import aggregate
+
+    class Stop(Exception):
+        pass
+
+    rng = np.random.default_rng(3)
+    table = pd.DataFrame(rng.normal(size=(200, 3)), columns=["a", "b", "c"])
+    labels = rng.integers(0, 20, (200, 3))
+    blocks = [["a"], ["b"], ["c"]]
+    calls = []
+
+    def count():
+        calls.append(1)
+
+    whole = aggregate(table, labels, ["a", "b", "c"], blocks=blocks, checkpoint=count)
+    assert len(calls) == 3
+    pd.testing.assert_frame_equal(whole, aggregate(table, labels, ["a", "b", "c"],
+                                                   blocks=blocks))
+
+    def stop():
+        calls.append(1)
+        raise Stop
+
+    calls.clear()
+    with pytest.raises(Stop):
+        aggregate(table, labels, ["a", "b", "c"], blocks=blocks, checkpoint=stop)
+    assert len(calls) == 1
+    tied = np.column_stack([np.zeros(200), rng.integers(0, 3, 200), rng.integers(0, 3, 200)])
+    calls.clear()
+    plain = distinct_rows(tied)
+    counted = distinct_rows(tied, checkpoint=count)
+    assert calls and counted.inverse.tolist() == plain.inverse.tolist()
+    with pytest.raises(Stop):
+        distinct_rows(tied, checkpoint=stop)

@@ -79,6 +79,7 @@ def aggregate(
     drop: Sequence[str] = (),
     blocks: Sequence[Sequence[str]] | None = None,
     encoding: Encoding | None = None,
+    checkpoint=None,
 ) -> pd.DataFrame:
     """Return a new frame with each quasi-identifier replaced by its group aggregate.
 
@@ -93,6 +94,9 @@ def aggregate(
     encoding : Encoding, optional
         The measured quasi-identifiers (:func:`core.data.encoding.encode`); without it every
         quasi-identifier is numeric.
+    checkpoint : callable, optional
+        Called after each block (a Cancel raised there stops the aggregation; a method
+        masked attribute by attribute has a block per attribute).
     """
     labels = np.asarray(labels)
     if labels.ndim == 1:
@@ -118,4 +122,6 @@ def aggregate(
             chosen = group_aggregate_codes(codes, block_labels, coding.level,
                                            len(coding.categories))[block_labels]
             masked[column] = released_series(table[column], coding.categories, chosen)
+        if checkpoint is not None:
+            checkpoint()
     return masked

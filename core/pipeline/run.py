@@ -112,9 +112,10 @@ def _run(plan: RunPlan, state: TaskState, started: float, ahead: MeasuresAhead,
     state.check()
     # Numbered as numpy.unique(axis=0) does (with one block, the labels' ranks).
     labels = (dense_ranks(block_labels[:, 0]) if block_labels.shape[1] == 1 else
-              distinct_rows(block_labels).inverse)
+              distinct_rows(block_labels, checkpoint=state.check).inverse)
+    state.check()
 
-    # 2. aggregate
+    # 2. aggregate (Cancel is taken between the blocks)
     if values is not None:
         released = table.drop(columns=list(roles.identifiers)).copy()
         for j, column in enumerate(roles.quasi_identifiers):
@@ -122,7 +123,7 @@ def _run(plan: RunPlan, state: TaskState, started: float, ahead: MeasuresAhead,
     else:
         released = aggregate(table, block_labels, roles.quasi_identifiers,
                              drop=roles.identifiers, blocks=plan.blocks,
-                             encoding=plan.encoding)
+                             encoding=plan.encoding, checkpoint=state.check)
 
     # 3. post-process
     merges = recode_merged_strata(released, roles, plan.strata) if roles.strata else []
