@@ -108,10 +108,12 @@ def aggregate(
             [c for c in block if encoding.attribute(c).categorical]
         numeric = [c for c in block if c not in categorical]
         if numeric:
-            positions = [] if encoding is None else [encoding.names.index(c) for c in numeric]
-            raw = (numeric_matrix(table, numeric) if encoding is None else
-                   encoding.values if positions == list(range(encoding.values.shape[1])) else
-                   encoding.values[:, positions])
+            if encoding is None:
+                raw = numeric_matrix(table, numeric)
+            else:  # the encoding's own values, without a copy when they are these columns
+                positions = [encoding.names.index(c) for c in numeric]
+                raw = (encoding.values if positions == list(range(len(encoding.names)))
+                       else encoding.values[:, positions])
             means = group_means(raw, block_labels)  # one row per group
             for j, column in enumerate(numeric):  # each column read out on its own
                 masked[column] = pd.Series(means[:, j][block_labels], index=table.index,
