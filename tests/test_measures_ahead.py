@@ -46,12 +46,31 @@ def test_inside_counts_is_inside_count_of_each_column(seed, n, d, distinct, inte
     expected = {j: inside_count(original[:, j], masked[:, j], interval=interval,
                                 classes=classes) for j in columns}
     assert inside_counts(original, masked, columns, classes, interval=interval) == expected
-    saved, disclosure._inside_rows_compiled = disclosure._inside_rows_compiled, None
+    saved, disclosure._inside_column_compiled = disclosure._inside_column_compiled, None
     try:  # the numpy path gives the same counts
         assert inside_counts(original, masked, columns, classes,
                              interval=interval) == expected
     finally:
-        disclosure._inside_rows_compiled = saved
+        disclosure._inside_column_compiled = saved
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 60), st.sampled_from([0.5, 5.0, 100.0]))
+def test_inside_counts_kernel_orders_nan_and_zeros_as_numpy(seed, n, interval):
+    """The compiled walk finds numpy.searchsorted's positions with NaN, ±inf and ±0.0
+    among the original and the masked values (NaN sorts last in both)."""
+    rng = np.random.default_rng(seed)
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.0])
+    original = rng.choice(special, (n, 2))
+    classes = rng.integers(0, max(1, n // 2), n)
+    masked = rng.choice(special, (int(classes.max()) + 1, 2))
+    fast = inside_counts(original, masked, [0, 1], classes, interval=interval)
+    saved, disclosure._inside_column_compiled = disclosure._inside_column_compiled, None
+    try:
+        plain = inside_counts(original, masked, [0, 1], classes, interval=interval)
+    finally:
+        disclosure._inside_column_compiled = saved
+    assert fast == plain
 
 
 def test_inside_counts_catches_a_one_rank_wider_interval():
@@ -255,38 +274,34 @@ def test_a_cancel_during_the_verification_stops_before_the_warnings(monkeypatch)
     assert after == []
 
 
-def test_il1_is_made_on_the_measuring_thread_while_the_helper_counts(monkeypatch):
-    """With one helper busy with the interval-disclosure counts once record linkage is
-    done, IL1 (queued behind them) is made on the measuring thread instead of after
-    them: here the counts wait for IL1, so the measures finish only if it is."""
+def test_il1_is_made_on_the_helper_while_the_release_classes_are_found(monkeypatch):
+    """IL1 needs no classes: it is queued on the helper first, so it runs while this
+    thread finds the release's classes (here the classes wait until IL1 has begun; IL1
+    queued behind them would never begin in time). The figures are the same."""
     measure_code = sys.modules["core.measures.measure"]
     table, roles = _tables(3000)
     released = anonymize(table, roles, "mdav", k=3).masked
     encoding = encode(table, roles, strict=False)
     plain = measure(table, released, roles, encoding=encoding)
-    sets = [s.known for s in plain.scenarios]
-    with ThreadPoolExecutor(max_workers=1) as executor:  # the original's work, all done
-        ahead = MeasuresAhead(encoding, sets, executor)
-        ahead.linkage.result(), ahead.moments.result()
-    gate, where = threading.Event(), []
-    real_counts, real_il1 = measure_code.inside_counts, measure_code._il1_ahead
+    began_il1, where, waited = threading.Event(), [], []
+    real_rows, real_il1 = measure_code.distinct_rows, measure_code._il1_ahead
 
-    def counts_after_il1(*args):
-        gate.wait(30)
-        return real_counts(*args)
+    def classes_after_il1_began(*args, **kwargs):
+        if kwargs.get("order") == "sorted":
+            waited.append(began_il1.wait(10))
+        return real_rows(*args, **kwargs)
 
     def il1_noting_where(*args):
         where.append(threading.current_thread())
-        gate.set()
+        began_il1.set()
         return real_il1(*args)
 
     monkeypatch.setattr(measure_code.os, "cpu_count", lambda: 2)  # one helper thread
-    monkeypatch.setattr(measure_code, "inside_counts", counts_after_il1)
+    monkeypatch.setattr(measure_code, "distinct_rows", classes_after_il1_began)
     monkeypatch.setattr(measure_code, "_il1_ahead", il1_noting_where)
-    began = time.perf_counter()
-    made = measure(table, released, roles, encoding=encoding, ahead=ahead)
-    assert time.perf_counter() - began < 10
-    assert where == [threading.current_thread()]
+    made = measure(table, released, roles, encoding=encoding)
+    assert waited == [True]
+    assert len(where) == 1 and where[0] is not threading.current_thread()
     _same_measures(plain, made)
 
 

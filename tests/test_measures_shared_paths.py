@@ -328,11 +328,11 @@ def test_inside_count_is_the_numpy_count(seed, n, distinct, interval, by_class):
     masked = (rng.integers(0, distinct + 1, int(classes.max()) + 1 if by_class else n)
               .astype(float) - 0.5)
     fast = inside_count(original, masked, interval=interval, classes=classes)
-    saved, disclosure._inside_rows_compiled = disclosure._inside_rows_compiled, None
+    saved, disclosure._inside_column_compiled = disclosure._inside_column_compiled, None
     try:
         plain = inside_count(original, masked, interval=interval, classes=classes)
     finally:
-        disclosure._inside_rows_compiled = saved
+        disclosure._inside_column_compiled = saved
     assert fast == plain
 
 

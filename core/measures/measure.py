@@ -344,6 +344,8 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
     strata = _stratum_codes(masked, roles)
 
     state = state or TaskState()
+    # IL1 first on the helpers: it needs no classes, so it runs while they are found.
+    il1_done = Work(helpers, _il1_ahead, raw, raw_masked, nominal, ahead.moments)
     n = len(original)
     keys = np.column_stack([raw_masked, strata]) if strata.shape[1] else raw_masked
     if classes_of is not None and same_bits(keys, classes_of[0]):
@@ -353,14 +355,13 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
     else:
         found = distinct_rows(keys, order="sorted")  # numbered as numpy.unique(axis=0)
     state.check()
-    # ID counts per attribute, shared by the scenarios, started at once on the helpers.
+    # ID counts per attribute, shared by the scenarios, on the helpers after IL1, while
+    # record linkage, the longest step, starts here (this thread makes either
+    # afterwards if no helper has started it).
     strata_columns = list(range(len(qi), keys.shape[1]))
     inside_done = Work(helpers, inside_counts, raw, raw_masked[found.first],
                        ordered_columns(qi, scenario_sets, nominal), found.inverse,
                        float(interval))
-    # IL1 on the helpers too: record linkage, the longest step, starts at once here
-    # (and this thread makes either afterwards if no helper has started it).
-    il1_done = Work(helpers, _il1_ahead, raw, raw_masked, nominal, ahead.moments)
     prepared = ahead.linkage if ahead.linkage is not None else Work(
         helpers, linkage_originals, known_columns(Z, encoding, scenario_sets[0]))
     figures = []
