@@ -295,8 +295,10 @@ _KERNELS = ("_distance2", "_vector_distance2", "_leaf_distances", "_min_box2",
             "_select", "_split_level", "_refresh_node", "_refresh",
             "_refresh_all", "_insert", "_push_children", "_farthest_in_shell", "_anchor_at",
             "_subtract_group", "_sum_live")
+# Helpers that neither allocate, return nor keep an array (core.compiled's notes).
+_BORROWING = frozenset(_KERNELS) - {"_anchor_at", "_subtract_group", "_sum_live"}
 for _name in _KERNELS:  # compiled in dependency order; a kernel calls the compiled ones
-    _compiled = kernel(globals()[_name])
+    _compiled = kernel(globals()[_name], refcounts=_name not in _BORROWING)
     if _compiled is not None:
         globals()[_name] = _compiled
 

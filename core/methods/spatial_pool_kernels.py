@@ -318,10 +318,14 @@ def _take_bucket(floor_d2, floor_id, m, blocked, nxt, head, end, members, rows_d
     return _finish(cand_d2, cand_id, size, m), kept
 
 
+# Helpers that neither allocate, return nor keep an array, nor call a kernel that does
+# (core.compiled's notes).
+_BORROWING = frozenset({"_find", "_remove", "_after", "_select_pairs", "_shrink",
+                        "_offer_row", "_scan", "_bucket"})
 for _name in ("_find", "_remove", "_after", "_select_pairs", "_shrink", "_finish",
               "_offer_row", "_nearest", "_scan", "_sample", "_bucket", "_take_bucket",
               "_take"):
-    _compiled = kernel(globals()[_name])
+    _compiled = kernel(globals()[_name], refcounts=_name not in _BORROWING)
     if _compiled is not None:
         globals()[_name] = _compiled
 

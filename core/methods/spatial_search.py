@@ -420,11 +420,15 @@ def _farthest_part(q, anchor, first_leaf, start, head, end, members, P, screen, 
     return best_row, best_record, best
 
 
+# The searches allocate; the helpers neither allocate, return nor keep an array
+# (core.compiled's notes).
+_ALLOCATING = frozenset({"_nearest_part", "_nearest", "_farthest_part", "_farthest_from"})
 for _name in ("_leaf_distances32", "_screen_query", "_screen_margin", "_screen_leaf", "_own",
               "_prefetch_leaf", "_prefetch_nodes", "_vacate", "_cell_child", "_cell_pruned",
               "_push_cells",
               "_nearest_part", "_nearest", "_far_bound", "_heap_push", "_heap_pop",
               "_farthest_part", "_farthest_from"):
-    _compiled = kernel(globals()[_name])  # in dependency order, as in spatial_index
+    _compiled = kernel(globals()[_name],  # in dependency order, as in spatial_index
+                       refcounts=_name in _ALLOCATING)
     if _compiled is not None:
         globals()[_name] = _compiled
