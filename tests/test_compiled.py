@@ -127,3 +127,33 @@ def total(n):
         if not counting:
             nrt.memsys_disable_stats()
     assert after.mi_alloc - before.mi_alloc == after.mi_free - before.mi_free == 1
+
+
+def test_runs_on_the_helpers_without_reference_counts_free_every_array():
+    """An MDAV and a t-closeness-first run, whose searches call the helpers compiled
+    without reference counts, free every array numba made for them: nothing is kept
+    alive by a reference the helpers took, nor freed twice."""
+    from numba.core.runtime import _nrt_python as nrt
+    from numba.core.runtime import rtsys
+
+    from core.methods.mdav import mdav
+    from core.methods.tfirst import tc_tfirst
+    from core.privacy.attributes import tclose_attributes
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3000, 4))
+    attributes = tclose_attributes(X[:, 0] + rng.normal(size=3000))
+    mdav(X, k=3), tc_tfirst(X, attributes, k=3, t=0.2)  # compiled or loaded first
+    counting = nrt.memsys_stats_enabled()
+    nrt.memsys_enable_stats()
+    try:
+        before = rtsys.get_allocation_stats()
+        for _ in range(2):
+            mdav(X, k=3)
+            tc_tfirst(X, attributes, k=3, t=0.2)
+        after = rtsys.get_allocation_stats()
+    finally:
+        if not counting:
+            nrt.memsys_disable_stats()
+    assert after.mi_alloc - before.mi_alloc > 0
+    assert after.mi_alloc - before.mi_alloc == after.mi_free - before.mi_free
