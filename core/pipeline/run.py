@@ -150,19 +150,19 @@ def _run(plan: RunPlan, state: TaskState, started: float, ahead: MeasuresAhead,
     # The release's values and classes are found once, for both (the classes first on
     # the helper, while the measures begin here).
     values = plan.encoding.values_of(released)
-    classes = Work(helper, frame_classes, released,
-                   list(roles.quasi_identifiers) + list(roles.strata))
+    classes = partial(Work(helper, frame_classes, released,
+                           list(roles.quasi_identifiers) + list(roles.strata)).result, state)
     verifying = Work(helper, partial(
         spec.guarantee.check, table, released, roles, k=2 if spec.masks_values else plan.k,
         t=plan.parameters.get("t"),
         blocks=None if spec.scope == "per-attribute" else plan.blocks,
         encoding=plan.encoding, checkpoint=state.check,
-        classes=partial(classes.result, state), values=values))
+        classes=classes, values=values))
     state.step(0.85, "measuring disclosure risk and utility")
     measures = measure(table, released, roles, known=list(plan.scenarios),
                        seed=plan.seed, encoding=plan.encoding, state=state.sub(0.85, 0.95),
                        ahead=ahead, classes_of=classes_of,
-                       release_classes=partial(classes.result, state),
+                       release_classes=classes,
                        released_values=values)
     state.step(0.95, "verifying the released table")
     check = verifying.result(state)
