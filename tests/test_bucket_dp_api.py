@@ -82,7 +82,7 @@ def test_cli_bucket_and_dp(tmp_path, sample_path, capsys):
                  "--summary-json", str(summary), "--overwrite"]) == 0
     data = json.loads(summary.read_text())
     assert data["epsilon"] == 1.0 and data["stochastic_t"] > 1
-    items = dict(pd.read_excel(tmp_path / "d.xlsx", sheet_name="summary").values)
+    items = dict(pd.read_excel(tmp_path / "d.xlsx", sheet_name="summary", engine="openpyxl").values)
     assert "Laplace noise" in items["Differential privacy noise"]
     assert main(["anonymize", str(sample_path), "-o", str(tmp_path / "e.csv"), "--k", "5",
                  "--qi", *QI, "--confidential", "health_spending", "--dp-epsilon", "1",

@@ -29,7 +29,7 @@ def test_anonymize_to_xlsx_with_summary(tmp_path, sample_path, capsys):
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "Verification passed" in page and "IL = 100·SSE/SST" in page
     assert "k-anonymity PASSED" in capsys.readouterr().out
-    sheets = pd.read_excel(out, sheet_name=None)
+    sheets = pd.read_excel(out, sheet_name=None, engine="openpyxl")
     assert list(sheets) == ["masked", "summary"]
     masked = sheets["masked"]
     assert len(masked) == 600 and "person_id" not in masked.columns

@@ -54,7 +54,7 @@ def test_sample_run_verify_and_export(qtbot, window, tmp_path):
     original = core.read_table(resource_path("sample_survey.csv"))
     xlsx, csv = tmp_path / "released.xlsx", tmp_path / "released.csv"
     assert window.export_to(xlsx) and window.export_to(csv)
-    sheets = pd.read_excel(xlsx, sheet_name=None)
+    sheets = pd.read_excel(xlsx, sheet_name=None, engine="openpyxl")
     assert set(sheets) == {"masked", "summary"}
     for masked in (sheets["masked"], pd.read_csv(csv)):
         assert len(masked) == len(original)
@@ -297,7 +297,8 @@ def test_t_closeness_method_from_the_window(qtbot, window, tmp_path):
     text = window.results_panel.status.text()
     assert text.startswith("✔ Verified") and "Largest EMD" in text and "t = 0.15" in text
     assert window.export_to(tmp_path / "tc.xlsx")
-    items = dict(pd.read_excel(tmp_path / "tc.xlsx", sheet_name="summary").values)
+    items = dict(pd.read_excel(tmp_path / "tc.xlsx", sheet_name="summary",
+                               engine="openpyxl").values)
     assert "t-closeness PASSED" in items["t-closeness"]
     assert window.results_panel.values["il1"].text().endswith("%")
     assert window.results_panel.values["risk"].text().count("%") == 3

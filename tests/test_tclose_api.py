@@ -73,7 +73,7 @@ def test_cli_summary_export_and_verify(tmp_path, sample_path, capsys):
     for key in ("t", "cluster_size", "merges", "max_emd", "verified"):
         assert key in data
     assert data["max_emd"]["health_spending"] <= 0.1 + 1e-12
-    items = dict(pd.read_excel(out, sheet_name="summary").values)
+    items = dict(pd.read_excel(out, sheet_name="summary", engine="openpyxl").values)
     assert items["Verified"] == "yes" and "t-closeness PASSED" in items["t-closeness"]
     assert main(["verify", str(sample_path), str(out), "--qi", *QI, "--k", "5",
                  "--confidential", "health_spending", "--t", "0.1"]) == 0
