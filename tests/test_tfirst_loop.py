@@ -205,3 +205,41 @@ def test_the_subsets_typed_lists_are_made_in_cached_kernels(monkeypatch):
                 assert np.shares_memory(a, b) and np.array_equal(a, b)
             else:
                 assert a == b
+
+
+_AUDIT = """
+import json, sys
+import numba.core.compiler as compiler
+compiled = []
+real = compiler.compile_extra
+def spy(typingctx, targetctx, func, *args, **kwargs):
+    compiled.append(getattr(func, "__module__", "?") + "." + getattr(func, "__qualname__", "?"))
+    return real(typingctx, targetctx, func, *args, **kwargs)
+compiler.compile_extra = spy
+import numpy as np
+from core.methods.bucket import tc_bucket
+from core.methods.tfirst import tc_tfirst
+rng = np.random.default_rng(0)
+X = rng.normal(size=(3000, 4))
+secret = X[:, 0] + rng.normal(size=3000)
+tc_tfirst(X, secret, k=3, t=0.3)
+tc_bucket(X, secret, k=3, t=1.5)
+print(json.dumps(compiled))
+"""
+
+
+def test_a_new_process_compiles_nothing_for_tc_tfirst_and_tc_bucket():
+    """What numba compiles is kept in its on-disk cache; what it compiles for a typed list
+    filled from Python is not, and was paid again in every process (0.85 s before the
+    first tc-tfirst, 0.72 s before the first tc-bucket). The first process may fill the
+    cache; a second one must find everything there."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    runs = [subprocess.run([sys.executable, "-c", _AUDIT], cwd=root, capture_output=True,
+                           text=True, timeout=600) for _ in range(2)]
+    assert all(run.returncode == 0 for run in runs), runs[-1].stderr[-2000:]
+    assert json.loads(runs[-1].stdout.strip().splitlines()[-1]) == []
