@@ -83,10 +83,15 @@ def test_compiled_loop_equals_reference(n, d, seed, k, t, rows, values, deep, th
     np.testing.assert_array_equal(compiled.labels, reference)
 
 
-@pytest.mark.parametrize("rows", ["normal", "few rows"])
-def test_tc_tfirst_on_the_loop_equals_the_reference_path(rows, monkeypatch):
+@pytest.mark.parametrize("rows, side_by_side", [("normal", False), ("few rows", False),
+                                                ("normal", True)])
+def test_tc_tfirst_on_the_loop_equals_the_reference_path(rows, side_by_side, monkeypatch):
     """The whole method, merging included, at a size where the helper and the
-    rebuilt indexes are used as in a real run."""
+    rebuilt indexes are used as in a real run (and with the indexes built side by side,
+    as from 20,000 records)."""
+    if side_by_side:
+        monkeypatch.setattr(tfirst_loop, "_SIDE_BY_SIDE_FROM", 0)
+        monkeypatch.setattr(tfirst_loop, "second_thread_allowed", lambda: True)
     X = matrix(3000, 4, 11, rows)
     attributes = confidential(X, 11, "tied to X")
     compiled = tfirst.tc_tfirst(X, attributes, k=4, t=0.1)
@@ -151,24 +156,34 @@ def test_progress_reaches_the_end_and_cancel_stops_the_helper(monkeypatch):
 
 
 class _CancelAtCheck(TaskState):
-    """A state that asks to cancel at its ``at``-th check (the builds' checks count)."""
+    """A state that asks to cancel at its ``at``-th check (the builds' checks count, from
+    one thread or two)."""
 
     def __init__(self, at: int):
         super().__init__()
         self.at, self.checks = at, 0
+        self._lock = threading.Lock()
 
     def check(self) -> None:
-        self.checks += 1
-        if self.checks >= self.at:
-            self.cancel()
+        with self._lock:
+            self.checks += 1
+            if self.checks >= self.at:
+                self.cancel()
         super().check()
 
 
-@pytest.mark.parametrize("at", [1, 2, 5, 12])
-def test_cancel_is_honoured_while_the_indexes_are_built(at):
+@pytest.mark.parametrize("at, side_by_side", [(1, False), (2, False), (5, False),
+                                              (12, False), (1, True), (3, True),
+                                              (8, True)])
+def test_cancel_is_honoured_while_the_indexes_are_built(at, side_by_side, monkeypatch):
     """Building the pool of every record and the subsets' indexes takes seconds at a
     million records: each build checks for Cancel between its steps, so a run
-    cancelled then stops before forming any cluster."""
+    cancelled then stops before forming any cluster. Built side by side (from 20,000
+    records), the Cancel reaches both, and the run's thread raises it once the helper's
+    build has stopped too."""
+    if side_by_side:
+        monkeypatch.setattr(tfirst_loop, "_SIDE_BY_SIDE_FROM", 0)
+        monkeypatch.setattr(tfirst_loop, "second_thread_allowed", lambda: True)
     X = matrix(3000, 3, 4, "normal")
     attributes = confidential(X, 4, "tied to X")
     size = tfirst.tfirst_cluster_size(len(X), 3, 0.1)
@@ -176,7 +191,9 @@ def test_cancel_is_honoured_while_the_indexes_are_built(at):
     state = _CancelAtCheck(at)
     with pytest.raises(Cancelled):
         tfirst_loop.tfirst_clusters(X, subsets, per, -(-extra // per), state)
-    assert state.fraction == 0.0 and state.checks == at
+    assert state.fraction == 0.0
+    assert state.checks == at or side_by_side  # two threads may both check once more
+    assert not [t for t in threading.enumerate() if t.name == "subset indexes"]
 
 
 def test_the_subsets_typed_lists_are_made_in_cached_kernels(monkeypatch):
@@ -243,3 +260,50 @@ def test_a_new_process_compiles_nothing_for_tc_tfirst_and_tc_bucket():
                            text=True, timeout=600) for _ in range(2)]
     assert all(run.returncode == 0 for run in runs), runs[-1].stderr[-2000:]
     assert json.loads(runs[-1].stdout.strip().splitlines()[-1]) == []
+
+
+def _structures(everyone, indexes):
+    pool, scalars = everyone.hand_over()
+    return list(pool) + list(scalars) + [a for tree in indexes.plain_trees for a in tree] + [
+        indexes.scratch_shape]
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def test_the_indexes_built_side_by_side_are_the_ones_built_in_turn(monkeypatch):
+    """The pool of everyone and the subsets' indexes are built on two threads from
+    20,000 records (:func:`core.methods.tfirst_loop.build_indexes`); every array of
+    both is the one the builds in turn give."""
+    X = matrix(3000, 4, 5, "few rows")
+    subsets = tfirst._subsets(confidential(X, 5, "tied to X"),
+                              tfirst.tfirst_cluster_size(len(X), 3, 0.1))[0]
+    in_turn = _structures(*tfirst_loop.build_indexes(X, subsets))
+    monkeypatch.setattr(tfirst_loop, "_SIDE_BY_SIDE_FROM", 0)
+    monkeypatch.setattr(tfirst_loop, "second_thread_allowed", lambda: True)
+    started = []
+    monkeypatch.setattr(threading.Thread, "start",
+                        lambda self, start=threading.Thread.start: (started.append(self.name),
+                                                                   start(self))[1])
+    side_by_side = _structures(*tfirst_loop.build_indexes(X, subsets))
+    assert started == ["subset indexes"]
+    assert len(in_turn) == len(side_by_side)
+    assert all(_same(a, b) for a, b in zip(in_turn, side_by_side))
+
+
+def test_an_error_in_the_helpers_build_is_raised_on_the_runs_thread(monkeypatch):
+    monkeypatch.setattr(tfirst_loop, "_SIDE_BY_SIDE_FROM", 0)
+    monkeypatch.setattr(tfirst_loop, "second_thread_allowed", lambda: True)
+
+    def broken(*args, **kwargs):
+        raise MemoryError("no room for the subsets' indexes")
+
+    monkeypatch.setattr(spatial_subsets, "SubsetIndex", broken)
+    X = matrix(500, 3, 1, "normal")
+    with pytest.raises(MemoryError, match="subsets' indexes"):
+        tfirst_loop.build_indexes(X, [np.arange(250), np.arange(250, 500)])

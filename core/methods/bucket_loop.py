@@ -133,9 +133,6 @@ def bucket_classes(X: np.ndarray, codes: np.ndarray, types: np.ndarray,
     each (changed in place). ``state`` gets progress about every tenth of a second (at
     least ``_STEPS`` times) and may cancel there. Needs the compiled kernels.
     """
-    from core.methods.spatial_pool import SpatialPool
-    from core.methods.spatial_subsets import SubsetIndex
-
     X = np.ascontiguousarray(X, dtype=np.float64)
     n, d = X.shape
     codes = np.ascontiguousarray(codes, dtype=np.int64)
@@ -145,8 +142,7 @@ def bucket_classes(X: np.ndarray, codes: np.ndarray, types: np.ndarray,
     in_bucket = np.zeros(n, dtype=np.int64)
     for records in members:
         in_bucket[records] = np.arange(len(records))
-    everyone = SpatialPool(X, state.check)
-    indexes = SubsetIndex(X, members, state.check)
+    everyone, indexes = loop.build_indexes(X, members, state.check)
     pool, st, leaf = loop.take_over(everyone, indexes)
     m = max(int(types.max(initial=0)), 1)
     part = tasks.thread_scratch(len(pool[14]), indexes.scratch_shape[0], m, leaf, d, b) + (

