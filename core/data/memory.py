@@ -62,10 +62,13 @@ RUN_MEMORY: dict[str, tuple[int, float]] = {
     # 1,000,000 × 10; z-scores 246 and 768 MiB, individual ranking 304 MiB, Mic1D-k
     # 297 MiB at 300,000. With IL1 beside the release's classes (core.measures.measure),
     # z-scores peaked at 287-288 MiB at 300,000 and 805 MiB at 1,000,000; PCP 266-288
-    # and 866, individual ranking 343, Mic1D-k 337, MDAV 267 (300,000).
+    # and 866, individual ranking 343, Mic1D-k 337, MDAV 267 (300,000). tc-tfirst with
+    # one confidential column at 300,000 × 10 peaked at 380-382 MiB, and at 352-389 MiB
+    # with its indexes built side by side (core.methods.tfirst_loop.build_indexes),
+    # above the 366 its 600 bytes a record gave: now 700 (395 MiB); tc-bucket 362-363.
     "mdav": (550, 3.8), "cbfs": (550, 3.8), "tfrp": (550, 3.8), "pcp": (600, 3.8),
     "zscores": (600, 3.8), "tc-merge": (550, 3.8), "optimal-univariate": (800, 3.8),
-    "individual-ranking": (800, 3.8), "mic1d": (900, 3.8), "tc-tfirst": (600, 7.0),
+    "individual-ranking": (800, 3.8), "mic1d": (900, 3.8), "tc-tfirst": (700, 7.0),
     "tc-bucket": (600, 7.0), "tc-kfirst": (550, 6.5), "vmdav": (650, 3.8),
     "gsms": (800, 8.5), MEASURING: (450, 3.6), VERIFYING: (350, 1.0),
 }
