@@ -221,7 +221,7 @@ def test_what_will_happen_says_the_memory_of_a_large_run(monkeypatch):
     # the method's own needs: an index per subset, a refinement's lists (IGD's grown to
     # 64 groups a record where 16 fail, as after PCP)
     assert memory_lines(1_000_000, wide, tfirst, {"k": 5, "t": 0.2}) == [
-        "Memory the run needs at its peak: about 7.0 GiB (the categories make 124 "
+        "Memory the run needs at its peak: about 7.1 GiB (the categories make 124 "
         "columns)."]
     assert memory_lines(5_000_000, QuasiIdentifiers(10), values={"k": 5, "refine": "igd"}) \
         == ["Memory the run needs at its peak: about 13.1 GiB."]
