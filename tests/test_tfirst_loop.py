@@ -193,7 +193,7 @@ def test_cancel_is_honoured_while_the_indexes_are_built(at, side_by_side, monkey
         tfirst_loop.tfirst_clusters(X, subsets, per, -(-extra // per), state)
     assert state.fraction == 0.0
     assert state.checks == at or side_by_side  # two threads may both check once more
-    assert not [t for t in threading.enumerate() if t.name == "subset indexes"]
+    assert not [t for t in threading.enumerate() if t.name.startswith("subset indexes")]
 
 
 def test_the_subsets_typed_lists_are_made_in_cached_kernels(monkeypatch):
@@ -291,7 +291,7 @@ def test_the_indexes_built_side_by_side_are_the_ones_built_in_turn(monkeypatch):
                         lambda self, start=threading.Thread.start: (started.append(self.name),
                                                                    start(self))[1])
     side_by_side = _structures(*tfirst_loop.build_indexes(X, subsets))
-    assert started == ["subset indexes"]
+    assert len(started) == 1 and started[0].startswith("subset indexes")
     assert len(in_turn) == len(side_by_side)
     assert all(_same(a, b) for a, b in zip(in_turn, side_by_side))
 

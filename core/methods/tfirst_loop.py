@@ -26,8 +26,8 @@ reference's bit for bit; the tests compare them.
 
 from __future__ import annotations
 
-import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
@@ -181,24 +181,10 @@ def build_indexes(X: np.ndarray, subsets: list, check=None):
 
     if len(X) < _SIDE_BY_SIDE_FROM or not second_thread_allowed():
         return SpatialPool(X, check), SubsetIndex(X, subsets, check)
-    built: dict = {}
-
-    def build_subsets() -> None:
-        try:
-            built["indexes"] = SubsetIndex(X, subsets, check)
-        except BaseException as error:  # raised on the run's thread below
-            built["error"] = error
-
-    helper_thread = threading.Thread(target=build_subsets, name="subset indexes",
-                                     daemon=True)
-    helper_thread.start()
-    try:
-        everyone = SpatialPool(X, check)
-    finally:
-        helper_thread.join()
-    if "error" in built:
-        raise built["error"]
-    return everyone, built["indexes"]
+    with ThreadPoolExecutor(1, thread_name_prefix="subset indexes") as helper_thread:
+        indexes = helper_thread.submit(SubsetIndex, X, subsets, check)
+        everyone = SpatialPool(X, check)  # on an error, the with waits for the helper
+    return everyone, indexes.result()
 
 
 def _widest_leaf(start: np.ndarray, stop: np.ndarray, first_leaf: int) -> int:
