@@ -55,6 +55,15 @@ def _append(items, item):
     items.append(item)
 
 
+def _typed_list(items: list):
+    """``items`` (at least one) as a typed list made and filled in kernels
+    (:class:`SubsetIndex`'s notes)."""
+    typed = _list_of(items[0])
+    for item in items[1:]:
+        _append(typed, item)
+    return typed
+
+
 for _name in ("_live_rows", "_replace", "_list_of", "_append"):
     _compiled = kernel(globals()[_name])
     if _compiled is not None:
@@ -83,20 +92,15 @@ class SubsetIndex:
 
     def __init__(self, X: np.ndarray, subsets: list[np.ndarray], check=None):
         X = np.ascontiguousarray(X, dtype=np.float64)
-        self._trees, self._subsets = None, None
         self.plain_trees = []  # the same, as a Python list: a typed list is slow from Python
+        records_of = [np.ascontiguousarray(records, dtype=np.int64) for records in subsets]
         levels, widest = 0, 1
-        for records in subsets:
-            records = np.ascontiguousarray(records, dtype=np.int64)
+        for records in records_of:
             tree, depth, _ = spatial_tree.row_tree(X[records], np.zeros(X.shape[1]), check)
             self.plain_trees.append(tree + (np.zeros(len(tree[0]), dtype=np.int64),))
-            if self._trees is None:
-                self._trees, self._subsets = _list_of(self.plain_trees[-1]), _list_of(records)
-            else:
-                _append(self._trees, self.plain_trees[-1])
-                _append(self._subsets, records)
             levels = max(levels, depth)
             widest = max(widest, int((tree[8] - tree[7]).max(initial=0)) + 1)
+        self._trees, self._subsets = _typed_list(self.plain_trees), _typed_list(records_of)
         self._shape = (2 * levels + 8, widest, X.shape[1])
         self._sizes = np.zeros((len(subsets), 2), dtype=np.int64)
 
