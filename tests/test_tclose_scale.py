@@ -289,3 +289,54 @@ def test_cancelling_a_large_run_stops_it_quickly():
     with pytest.raises(Cancelled):
         tc_merge(X, attributes, k=5, t=0.0, base_labels=base, state=state)
     assert any("merged" in m for m in seen)
+
+
+def _close_equals_the_merging(X, attributes, base, t, compiled):
+    """``close_partition``'s labels, merge count and ``max_emd`` are the merging's."""
+    from core.privacy.attributes import class_emds
+
+    if compiled:
+        expected, merges = merge_until_close(X, attributes, base, t, TaskState(),
+                                             tcloseness._compact)
+    else:
+        expected, merges = tcloseness._merge_until_close(X, attributes, base, t, TaskState())
+    got = tcloseness.close_partition(X, attributes, base, 2, t, TaskState())
+    np.testing.assert_array_equal(got.labels, expected)
+    assert got.merges == merges
+    assert got.max_emd == tuple(float(class_emds(a, expected).max()) for a in attributes)
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases, st.integers(1, 8), st.booleans())
+def test_close_partition_without_a_merge_to_make_equals_the_merging(case, base_size,
+                                                                    compiled):
+    """``close_partition`` measures the clusters first and, when none exceeds t, skips
+    the merging's structures: the same result as either merging path, whether t leaves
+    something to merge or (t = 1) nothing."""
+    from unittest import mock
+
+    case.pop("k")
+    t = case.pop("t")
+    X, attributes = data(**case)
+    base = np.random.default_rng(case["seed"]).permutation(case["n"]) // base_size
+    base = base[::-1].copy() * 3  # numbered neither by first record nor from 0 up
+    with mock.patch.object(tcloseness, "COMPILED", compiled):
+        for bound in (t, 1.0):
+            _close_equals_the_merging(X, attributes, base, bound, compiled)
+
+
+def test_close_partition_builds_no_merging_when_every_cluster_is_within_t(monkeypatch):
+    """Nothing to merge: neither merging path is entered."""
+    from core.methods import tclose_merge
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the merging ran with no cluster beyond t")
+
+    X, attributes = data(300, 4, d=3)
+    base = np.random.default_rng(4).permutation(300) // 5
+    monkeypatch.setattr(tclose_merge, "merge_until_close", forbidden)
+    monkeypatch.setattr(tcloseness, "_merge_until_close", forbidden)
+    got = tcloseness.close_partition(X, attributes, base, 5, 1.0, TaskState())
+    assert got.merges == 0 and np.bincount(got.labels).tolist() == [5] * 60
+    with pytest.raises(AssertionError, match="the merging ran"):
+        tcloseness.close_partition(X, attributes, base, 5, 0.01, TaskState())
