@@ -300,7 +300,7 @@ def _helper(share, screen, q32, groups):
                       name="microagg-merge-helper")
 
 
-def merge_until_close(X, attributes, labels, t, state: TaskState, compact):
+def merge_until_close(X, attributes, labels, t, state: TaskState, compact, emd=None):
     """Algorithm 1's loop, compiled; the same result as the reference.
 
     Parameters
@@ -312,6 +312,9 @@ def merge_until_close(X, attributes, labels, t, state: TaskState, compact):
     state : TaskState
     compact : callable
         The reference's relabelling (clusters numbered by their first record).
+    emd : ndarray of shape (n_clusters,), optional
+        Each cluster's largest EMD when the caller has it (of the clusters as
+        ``compact`` numbers them; changed in place).
 
     Returns
     -------
@@ -322,7 +325,8 @@ def merge_until_close(X, attributes, labels, t, state: TaskState, compact):
     n = len(labels)
     groups = int(labels.max()) + 1
     packed = pack_attributes(attributes)
-    emd = np.max([class_emds(a, labels) for a in attributes], axis=0)
+    if emd is None:
+        emd = np.max([class_emds(a, labels) for a in attributes], axis=0)
     sums = np.stack([np.bincount(labels, weights=X[:, j], minlength=groups)
                      for j in range(X.shape[1])], axis=1)
     sizes = np.bincount(labels, minlength=groups).astype(np.int64)

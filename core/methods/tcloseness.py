@@ -140,20 +140,22 @@ def _compact(labels: np.ndarray) -> np.ndarray:
     return rank[inverse]
 
 
-def _merge_until_close(X, attributes, labels, t, state) -> tuple[np.ndarray, int]:
+def _merge_until_close(X, attributes, labels, t, state, emd=None) -> tuple[np.ndarray, int]:
     """Algorithm 1's loop: merge the worst cluster into its nearest until all are within t.
 
     Cost per merge O(G·d) (distances to every live centroid, vectorized) plus the
     merged cluster's EMD in O(|C| log |C|); O(n·d) memory, never n×n. This is the
     reference; :func:`core.methods.tclose_merge.merge_until_close` is the compiled path
-    with the same merges.
+    with the same merges. ``emd``: each cluster's largest EMD when the caller has it
+    (of the clusters numbered by their first record; changed in place).
     """
     labels = _compact(labels)
     groups = int(labels.max()) + 1
     order = np.argsort(labels, kind="stable")
     sizes = np.bincount(labels, minlength=groups)
     members = np.split(order, np.cumsum(sizes)[:-1])
-    emd = np.max([class_emds(a, labels) for a in attributes], axis=0)
+    if emd is None:
+        emd = np.max([class_emds(a, labels) for a in attributes], axis=0)
     sums = np.stack([np.bincount(labels, weights=X[:, j], minlength=groups)
                      for j in range(X.shape[1])], axis=1)
     counts = sizes.astype(np.float64)
@@ -204,9 +206,10 @@ def close_partition(X, attributes, labels, cluster_size, t, state, swaps=0) -> T
     if worst.size > 1 and worst.max() > float(t) + EMD_TOLERANCE:
         if COMPILED:
             from core.methods.tclose_merge import merge_until_close
-            labels, merges = merge_until_close(X, attributes, labels, t, state, _compact)
+            labels, merges = merge_until_close(X, attributes, labels, t, state, _compact,
+                                               emd=worst)
         else:
-            labels, merges = _merge_until_close(X, attributes, labels, t, state)
+            labels, merges = _merge_until_close(X, attributes, labels, t, state, emd=worst)
         emds = [class_emds(a, labels) for a in attributes]
     max_emd = tuple(float(emd.max()) for emd in emds)
     state.step(1.0, "t-closeness: done")
