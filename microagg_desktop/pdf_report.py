@@ -3,12 +3,22 @@
 The page is :func:`core.report.html.report_html` with its figures given as named
 resources (``QTextDocument`` does not load ``data:`` URIs); ``QPdfWriter`` paginates
 it on A4. Offline, no web engine. Safe on a worker thread (no widget is created).
+
+Qt objects made on a worker thread belong to it, so :func:`write_pdf` deletes its
+document and writer there, before it returns. Left to Python, one could outlive the
+thread: the figures' log-scale tick labels are parsed by matplotlib's mathtext, whose
+parser caches the exceptions it raised, tracebacks and all, until its next parse, and
+those tracebacks hold the frames that made the document. It was then destroyed later
+from the GUI thread (at the next such plot, or at exit), which Qt reports as
+"QBasicTimer::stop: Failed. Possibly trying to stop from a different thread": the
+document's layout has timers of its thread.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import QMarginsF, QSizeF, QUrl
 from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPdfWriter, QTextDocument
 
@@ -62,20 +72,26 @@ def write_pdf(result, path, *, source: str = "", input_path=None,
 
     def write(temporary):
         writer = QPdfWriter(str(temporary))
-        writer.setResolution(_RESOLUTION)
-        writer.setPageLayout(QPageLayout(
-            QPageSize(QPageSize.PageSizeId.A4), QPageLayout.Orientation.Portrait,
-            QMarginsF(_MARGIN_MM, _MARGIN_MM, _MARGIN_MM, _MARGIN_MM),
-            QPageLayout.Unit.Millimeter))
-        writer.setTitle(f"MicroAgg Desktop report: {source or result.method}")
-        writer.setCreator("MicroAgg Desktop")
-        # Lay the page out at the width of the printable area in points, so that
-        # fonts and the figures' widths (in pixels) keep their screen proportions.
-        printable = writer.pageLayout().paintRect(QPageLayout.Unit.Point)
-        document.setPageSize(QSizeF(printable.width(), printable.height()))
-        document.print_(writer)
+        try:
+            writer.setResolution(_RESOLUTION)
+            writer.setPageLayout(QPageLayout(
+                QPageSize(QPageSize.PageSizeId.A4), QPageLayout.Orientation.Portrait,
+                QMarginsF(_MARGIN_MM, _MARGIN_MM, _MARGIN_MM, _MARGIN_MM),
+                QPageLayout.Unit.Millimeter))
+            writer.setTitle(f"MicroAgg Desktop report: {source or result.method}")
+            writer.setCreator("MicroAgg Desktop")
+            # Lay the page out at the width of the printable area in points, so that
+            # fonts and the figures' widths (in pixels) keep their screen proportions.
+            printable = writer.pageLayout().paintRect(QPageLayout.Unit.Point)
+            document.setPageSize(QSizeF(printable.width(), printable.height()))
+            document.print_(writer)
+        finally:
+            shiboken6.delete(writer)  # on this thread (module notes)
         if Path(temporary).stat().st_size == 0:
             raise MicroaggError(f"Qt's PDF writer wrote nothing for '{path}'; check the "
                                 "folder is writable, or write the HTML report instead.")
 
-    return atomic_write(path, write)
+    try:
+        return atomic_write(path, write)
+    finally:
+        shiboken6.delete(document)  # on this thread (module notes)

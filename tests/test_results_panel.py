@@ -118,3 +118,39 @@ def test_pdf_report_has_pages_and_images(tmp_path, qtbot, survey, sample_path):
     assert len(re.findall(rb"/Type\s*/Page[^s]", data)) >= 3
     assert len(re.findall(rb"/Subtype\s*/Image", data)) >= 4
     assert [p.name for p in tmp_path.iterdir()] == ["report.pdf"]  # no temporary left
+
+
+def test_pdf_report_on_a_worker_deletes_its_qt_objects_there(tmp_path, qtbot, survey, mdav,
+                                                             monkeypatch):
+    """The document and the PDF writer made on a worker thread are deleted on it:
+    matplotlib's mathtext keeps tracebacks (and so the frames that made the document)
+    until its next parse, and a document destroyed later from the GUI thread made Qt
+    report "QBasicTimer::stop: Failed" (pdf_report's notes)."""
+    import threading
+
+    import shiboken6
+
+    from microagg_desktop import pdf_report
+
+    made = []
+    document_of = pdf_report.report_document
+
+    def recorded_document(*args, **kwargs):
+        made.append(document_of(*args, **kwargs))
+        return made[-1]
+
+    class RecordedWriter(pdf_report.QPdfWriter):
+        def __init__(self, *args):
+            super().__init__(*args)
+            made.append(self)
+
+    monkeypatch.setattr(pdf_report, "report_document", recorded_document)
+    monkeypatch.setattr(pdf_report, "QPdfWriter", RecordedWriter)
+    written = []
+    worker = threading.Thread(target=lambda: written.append(
+        write_pdf(mdav, tmp_path / "report.pdf", original=survey)))
+    worker.start()
+    worker.join(120)
+    assert written and written[0].read_bytes().startswith(b"%PDF")
+    assert [type(thing).__name__ for thing in made] == ["QTextDocument", "RecordedWriter"]
+    assert not any(shiboken6.isValid(thing) for thing in made)  # deleted on the worker
