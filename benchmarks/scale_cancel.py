@@ -1,6 +1,7 @@
 """Cancel at census scale: how long each method takes to stop after Cancel.
 
     python benchmarks/scale_cancel.py [--quick] [METHOD:N ...]
+    python benchmarks/bench_scale.py --only cancel [--quick]
 
 Each case runs :func:`core.anonymize` once to its end (random normal data, ten
 quasi-identifiers and one confidential column, k = 5, t = 0.2 for the t-closeness
@@ -70,22 +71,51 @@ def _cancelled_after(table, roles, method, parameters, delay: float) -> float | 
     return None if "finished" in outcome else outcome["stopped"] - pressed
 
 
+def _roles() -> RoleSpec:
+    return RoleSpec(quasi_identifiers=tuple(f"x{j}" for j in range(10)),
+                    confidential=("secret",))
+
+
+def measure(case: str, roles: RoleSpec) -> tuple[float, list[float | None]]:
+    """``(whole, waits)`` for one ``METHOD:N`` case: the uncancelled run's seconds and
+    the wait after each Cancel of ``AT`` (None: the run finished first)."""
+    name, n = case.split(":")
+    method, parameters = _parameters(name)
+    table = _frame(int(n))
+    began = time.perf_counter()
+    anonymize(table, roles, method, **parameters)
+    whole = time.perf_counter() - began
+    return whole, [_cancelled_after(table, roles, method, parameters, a * whole) for a in AT]
+
+
+def rows(quick: bool) -> list[dict]:
+    """``benchmarks/bench_scale.py``'s rows: per case, the longest wait from Cancel to
+    a stopped run (``after_s``) against the target of a second."""
+    roles = _roles()
+    anonymize(_frame(500), roles, "pcp", k=5)  # the compiled kernels loaded
+    out = []
+    for case in QUICK if quick else CASES:
+        name, n = case.split(":")
+        whole, waits = measure(case, roles)
+        done = [w for w in waits if w is not None]
+        out.append({"task": f"Cancel → stopped ({name}; run {whole:.1f} s)",
+                    "size": f"{int(n):,} × 10", "before_s": None,
+                    "after_s": max(done) if done else float("nan"), "target": "≤ 1 s",
+                    "check": f"longest of {len(done)} waits at "
+                             f"{', '.join(f'{a:.0%}' for a in AT)} of the run"})
+    return out
+
+
 def main(argv: list[str]) -> None:
     quick = "--quick" in argv
     cases = [a for a in argv if a != "--quick"] or (QUICK if quick else CASES)
-    roles = RoleSpec(quasi_identifiers=tuple(f"x{j}" for j in range(10)),
-                     confidential=("secret",))
+    roles = _roles()
     anonymize(_frame(500), roles, "pcp", k=5)  # the compiled kernels loaded
     print(f"{'method':<20}{'n':>10}{'run s':>8}{'longest wait s':>16}{'median s':>10}"
           f"  waits at {', '.join(f'{a:.0%}' for a in AT)}")
     for case in cases:
         name, n = case.split(":")
-        method, parameters = _parameters(name)
-        table = _frame(int(n))
-        began = time.perf_counter()
-        anonymize(table, roles, method, **parameters)
-        whole = time.perf_counter() - began
-        waits = [_cancelled_after(table, roles, method, parameters, a * whole) for a in AT]
+        whole, waits = measure(case, roles)
         done = [w for w in waits if w is not None]
         shown = ", ".join("finished" if w is None else f"{w:.2f}" for w in waits)
         print(f"{name:<20}{int(n):>10,}{whole:>8.1f}"
