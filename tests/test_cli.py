@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -112,3 +113,62 @@ def test_console_script_runs_without_traceback(tmp_path, sample_path):
     assert proc.returncode == 2
     assert proc.stderr.startswith("microagg: error: Column 'nope'")
     assert "Traceback" not in proc.stderr
+
+
+def test_verify_accepts_our_t_close_export_of_whole_number_floats(tmp_path, capsys):
+    """The writer puts a float column of whole numbers as integers (59000.0 → 59000),
+    read back as int64: the verifier compares the confidential column's values, not its
+    dtype, so our own t-close export is not refused as 'changed'."""
+    rng = np.random.default_rng(0)
+    source = tmp_path / "original.csv"
+    pd.DataFrame({"age": rng.integers(20, 60, 40), "height": rng.normal(170, 8, 40).round(1),
+                  "salary": (rng.integers(20, 90, 40) * 1000).astype(float),
+                  "kept": np.arange(40) * 2.0}).to_csv(source, index=False)
+    out = tmp_path / "released.csv"
+    arguments = ("--qi", "age", "height", "--confidential", "salary", "--k", 4, "--t", 0.3)
+    assert run("anonymize", source, "-o", out, "--method", "tc-tfirst", *arguments) == 0
+    assert "59000.0" not in out.read_text() and pd.read_csv(out)["salary"].dtype.kind == "i"
+    capsys.readouterr()
+    assert run("verify", source, out, *arguments) == 0
+    printed = capsys.readouterr().out
+    assert "t-closeness PASSED" in printed and "differs" not in printed
+    changed = pd.read_csv(out)
+    changed.loc[3, "salary"] += 1000.0  # a real change is still caught
+    changed.to_csv(out, index=False)
+    assert run("verify", source, out, *arguments) == 1
+    assert "'salary' differs" in capsys.readouterr().out
+
+
+def test_verify_accepts_our_csv_export_of_a_stata_float32_column(tmp_path, capsys):
+    """A Stata ``float`` (float32) column is written as its shortest float32 text, which
+    reads back as a float64 that is not the float32's value: compared at float32's
+    precision, the product's own release verifies."""
+    rng = np.random.default_rng(5)
+    source = tmp_path / "original.dta"
+    pd.DataFrame({"a": rng.normal(50, 10, 200).round(1), "b": rng.normal(0, 1, 200).round(2),
+                  "w": rng.gamma(2, 1.3, 200).astype(np.float32)}).to_stata(
+        source, write_index=False)
+    out = tmp_path / "released.csv"
+    arguments = ("--qi", "a", "b", "--confidential", "w", "--k", 5, "--t", 0.25)
+    assert run("anonymize", source, "-o", out, "--method", "tc-merge", *arguments) == 0
+    capsys.readouterr()
+    assert run("verify", source, out, *arguments) == 0
+    assert "differs" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("a, b, same", [
+    (pd.Series([1.0, np.nan]), pd.Series([1, np.nan]), True),
+    (pd.Series([59000.0, 3.0]), pd.Series([59000, 3]), True),
+    (pd.Series([1.5]), pd.Series([1]), False),
+    (pd.Series([2.0 ** 60]), pd.Series([2 ** 60 + 1]), False),
+    (pd.Series([np.float32(2.7837927)]), pd.Series([2.7837927]), True),
+    (pd.Series([np.float32(2.7837927)]), pd.Series([2.78379]), False),
+    (pd.Series(["a", "b"], dtype="category"), pd.Series(["a", "b"]), True),
+    (pd.Series(["a", "b"], dtype="category"), pd.Series(["a", "c"]), False),
+    (pd.Series([1, 2], dtype="int16"), pd.Series([1, 2]), True),
+    (pd.Series([True, False]), pd.Series([True, True]), False),
+    (pd.Series([1.0, 2.0], index=[5, 6]), pd.Series([1.0, 2.0]), True),
+])
+def test_same_values_compares_values_not_dtypes(a, b, same):
+    from core.verify.tcloseness import same_values
+    assert same_values(a, b) is same and same_values(b, a) is same

@@ -19,6 +19,7 @@ from core.data.encoding import Encoding, encode
 from core.data.memory import VERIFYING
 from core.data.roles import RoleSpec
 from core.verify.rows import DistinctRows, frame_classes
+from core.verify.tcloseness import same_values
 
 __all__ = ["Verification", "verify_k_anonymity"]
 
@@ -111,8 +112,7 @@ def verify_k_anonymity(original: pd.DataFrame, masked: pd.DataFrame, roles: Role
     for column in original.columns:
         if column in qi or column in roles.identifiers or column not in masked.columns:
             continue
-        if not original[column].reset_index(drop=True).equals(
-                masked[column].reset_index(drop=True)):
+        if not same_values(original[column], masked[column]):
             notes.append(f"Column '{column}' differs from the original.")
         checkpoint()
 

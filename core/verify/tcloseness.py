@@ -18,7 +18,7 @@ from core.verify.rows import frame_classes
 from core.privacy.attributes import class_emds, tclose_attributes
 from core.privacy.emd import EMD_TOLERANCE
 
-__all__ = ["TClosenessVerification", "verify_t_closeness", "changed_columns"]
+__all__ = ["TClosenessVerification", "verify_t_closeness", "changed_columns", "same_values"]
 
 
 @dataclass(frozen=True)
@@ -157,6 +157,50 @@ def verify_t_closeness(masked: pd.DataFrame, quasi_identifiers: Sequence[str],
 
 
 def changed_columns(original: pd.DataFrame, released: pd.DataFrame, columns) -> list[str]:
-    """The ``columns`` whose released values differ from the original's (row by row)."""
-    return [c for c in columns if c in released.columns and not
-            original[c].reset_index(drop=True).equals(released[c].reset_index(drop=True))]
+    """The ``columns`` whose released values differ from the original's (row by row,
+    :func:`same_values`)."""
+    return [c for c in columns if c in released.columns
+            and not same_values(original[c], released[c])]
+
+
+def same_values(a: pd.Series, b: pd.Series) -> bool:
+    """Whether two columns hold the same values row by row, whatever their dtypes.
+
+    A released table read back from a file need not have the original's dtypes: the
+    writer puts a float column of whole numbers as integers (``59000.0`` → ``59000``,
+    read back as int64), a float32 column (Stata's ``float``) as its shortest float32
+    text (``2.7837927``, read back as a float64 that is not the float32's value), and
+    text read back is no longer categorical. So numbers are compared as numbers (an
+    integer with a float only where the float is that integer exactly, a float32 with
+    another float at float32's precision, missing with missing) and anything else as
+    its values; ``Series.equals``,
+    which also compares dtypes, called such a column changed, and the t-closeness
+    verifier refused the product's own export.
+
+    Examples
+    --------
+    >>> same_values(pd.Series([59000.0, np.nan]), pd.Series([59000, np.nan]))
+    True
+    >>> same_values(pd.Series([1.5]), pd.Series([1]))
+    False
+    """
+    a, b = a.reset_index(drop=True), b.reset_index(drop=True)
+    if len(a) != len(b):
+        return False
+    numeric = (pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b)
+               and not pd.api.types.is_bool_dtype(a) and not pd.api.types.is_bool_dtype(b))
+    if not numeric:
+        return a.astype(object).equals(b.astype(object))
+    x, y = a.to_numpy(), b.to_numpy()
+    if x.dtype.kind in "iu" and y.dtype.kind in "iu":
+        return bool(np.array_equal(x, y))
+    if x.dtype.kind in "iu" or y.dtype.kind in "iu":  # an integer against floats
+        whole, floats = (x, y) if x.dtype.kind in "iu" else (y, x)
+        floats = floats.astype(np.float64)
+        exact = np.isfinite(floats) & (floats == np.floor(floats)) & (np.abs(floats) < 2.0 ** 63)
+        if not exact.all():
+            return False
+        return bool(np.array_equal(whole.astype(np.int64), floats.astype(np.int64)))
+    if np.float32 in (x.dtype, y.dtype):  # at the coarser precision
+        return bool(np.array_equal(x.astype(np.float32), y.astype(np.float32), equal_nan=True))
+    return bool(np.array_equal(x.astype(np.float64), y.astype(np.float64), equal_nan=True))
