@@ -103,7 +103,7 @@ class ResultsPanel(QWidget):
                                      else meaning(key))
             value = QLabel("—", metrics_box)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            value.setWordWrap(key in ("qi", "method", "emd"))
+            value.setWordWrap(key in ("qi", "method", "emd", "records"))
             value.setAccessibleName(label)
             value.setToolTip(tip)
             caption = QLabel(f"{label}:", metrics_box)
@@ -311,10 +311,10 @@ class ResultsPanel(QWidget):
         elif result.passed:
             scope = (f"in each of the {len(result.blocks)} attribute blocks, every class"
                      if len(result.blocks) > 1 else "every class")
+            if len(result.excluded):
+                scope += " of the masked records"
+            # (the noise and the unmasked records are said in the guarantee's sentence)
             closeness = " " + result.check.banner() if result.tcloseness else ""
-            if result.noise is not None:
-                closeness += (f" Laplace noise, ε = {result.noise.epsilon:g}: stochastic "
-                              f"t = {result.noise.stochastic_t:.4g} (Proposition 1).")
             self.status.setText(
                 f"✔ Verified: {scope} has ≥ {v.k_required} records "
                 f"(smallest class {v.smallest_class}, {v.n_classes:,} classes).{closeness} "

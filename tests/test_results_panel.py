@@ -154,3 +154,19 @@ def test_pdf_report_on_a_worker_deletes_its_qt_objects_there(tmp_path, qtbot, su
     assert written and written[0].read_bytes().startswith(b"%PDF")
     assert [type(thing).__name__ for thing in made] == ["QTextDocument", "RecordedWriter"]
     assert not any(shiboken6.isValid(thing) for thing in made)  # deleted on the worker
+
+
+def test_banner_of_a_release_with_records_set_aside_says_what_was_verified(panel, survey):
+    table = survey.copy()
+    table.loc[[4, 40], "age"] = float("nan")
+    roles = RoleSpec(quasi_identifiers=("age", "income"), identifiers=("person_id",),
+                     confidential=("health_spending",))
+    result = anonymize(table, roles, "mdav", k=5, missing="exclude", dp_epsilon=1.0,
+                       confidential_bounds={"health_spending": (0, 5000)})
+    panel.show_result(result, table)
+    text = panel.status.text()
+    assert text.startswith("⚠ Verified, but read before publishing: 2 records with missing")
+    assert "every class of the masked records has ≥ 5 records" in text
+    assert "Every masked record is indistinguishable" in text
+    assert "Every released record" not in text
+    assert text.count("Laplace noise") == 1  # said once, in the guarantee's sentence

@@ -141,7 +141,8 @@ class AnonymizationResult:
         return self.guarantee.describe(
             k=self.parameters.get("k"), t=self.parameters.get("t"), roles=self.roles,
             blocks=self.blocks, k_prime=self.metrics.k_prime,
-            smallest_class=self.verification.smallest_class, noise=self.noise)
+            smallest_class=self.verification.smallest_class, noise=self.noise,
+            unmasked=len(self.excluded), flag_column=self.flag_column)
 
     def _measures_summary(self) -> dict[str, Any]:
         if self.measures is None:

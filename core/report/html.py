@@ -94,8 +94,10 @@ def _verdict(result: AnonymizationResult) -> str:
                 f"promise one, so the verifier only measured the release. "
                 f"{escape(result.guarantee_text)}</p>\n{findings}")
     if result.passed:
+        read = ("the released table" if not len(result.excluded) else
+                "the masked records of the released table")
         return (f"<p class=\"passed\">Verification passed: the independent verifier re-read "
-                f"the released table and confirmed the guarantee. "
+                f"{read} and confirmed the guarantee. "
                 f"{escape(result.guarantee_text)}</p>\n{findings}")
     notes = " ".join(result.verification.notes)
     return (f"<p class=\"failed\">Verification FAILED: the released table does NOT meet the "

@@ -185,32 +185,60 @@ class Guarantee(str):
 
     def describe(self, *, k: int | None, t: float | None = None, roles: RoleSpec,
                  blocks=(), k_prime: float = 0.0, smallest_class: int = 0,
-                 noise: Any = None) -> str:
-        """One plain sentence on what a release under this guarantee promises."""
+                 noise: Any = None, unmasked: int = 0, flag_column: str | None = None) -> str:
+        """One plain sentence on what a release under this guarantee promises.
+
+        Each part of the promise is said, in this order: k-anonymity (within strata, or
+        within attribute blocks only), closeness, the Laplace noise, and, when
+        ``unmasked`` records were released as they are (``missing="exclude"``, flagged
+        in ``flag_column``), that the promise covers the masked records only and those
+        are not protected.
+
+        Examples
+        --------
+        >>> K_ANONYMITY.describe(k=5, roles=RoleSpec(quasi_identifiers=("age",)))
+        'Every released record is indistinguishable from at least 4 others.'
+        >>> K_ANONYMITY.describe(k=5, roles=RoleSpec(quasi_identifiers=("age",)),
+        ...                      unmasked=3, flag_column="unmasked_missing")[:60]
+        'Every masked record is indistinguishable from at least 4 oth'
+        """
+        after = ""
+        if unmasked:
+            after = (f" The {unmasked:,} record(s) released unmasked for missing values "
+                     f"(flag column '{flag_column}' = 1) are not protected and are not "
+                     "covered by this guarantee.")
         if not self.record_level:
             return (f"No k-anonymity guarantee: this method does not group whole records. "
                     f"Real anonymity k' = {k_prime:.2f}; the smallest class has "
-                    f"{smallest_class} record(s).")
+                    f"{smallest_class} record(s).{after}")
         confidential = ", ".join(roles.confidential)
-        base = f"Every released record is indistinguishable from at least {k - 1} others"
-        if self.t_kind == "multiplicative":
-            return (f"{base}, and in every class each bucket of {confidential} is at most "
-                    f"{t:g} times and at least 1/{t:g} times as frequent as in the whole "
-                    f"table (multiplicative distance, t = {t:g}; not an earth mover's "
-                    "distance).")
-        if noise is not None:
-            return (f"{base}; the confidential attributes carry Laplace noise with "
-                    f"epsilon = {noise.epsilon:g} (stochastic t = "
-                    f"{noise.stochastic_t:.4g}, Proposition 1).")
-        if self.t_kind == "emd":
-            return (f"{base}, and in every class the distribution of {confidential} is "
-                    f"within earth mover's distance t = {t:g} of the whole table's.")
+        among = "in the whole table" if not unmasked else "among all the masked records"
+        whose = "the whole table's" if not unmasked else "all the masked records'"
         if len(blocks) > 1:
-            return (f"{k}-anonymity holds within each of the {len(blocks)} attribute "
+            text = (f"{k}-anonymity holds within each of the {len(blocks)} attribute "
                     f"blocks only, not for the combination of all quasi-identifiers "
-                    f"(whole-table k' = {k_prime:.2f}).")
-        strata = f" within strata of {', '.join(roles.strata)}" if roles.strata else ""
-        return f"{base}{strata}."
+                    f"(whole-table k' = {k_prime:.2f})")
+        else:
+            strata = f" within strata of {', '.join(roles.strata)}" if roles.strata else ""
+            who = "Every released record" if not unmasked else "Every masked record"
+            text = f"{who} is indistinguishable from at least {k - 1} others{strata}"
+        if self.t_kind == "multiplicative":
+            text += (f", and in every class each bucket of {confidential} is at most "
+                     f"{t:g} times and at least 1/{t:g} times as frequent as {among} "
+                     f"(multiplicative distance, t = {t:g}; not an earth mover's distance)")
+        elif self.t_kind == "emd":
+            text += (f", and in every class the distribution of {confidential} is "
+                     f"within earth mover's distance t = {t:g} of {whose}")
+        if noise is not None:
+            text += (f"; the confidential attributes carry Laplace noise with "
+                     f"epsilon = {noise.epsilon:g} each (stochastic t = "
+                     f"{noise.stochastic_t:.4g}, Proposition 1")
+            if len(noise.scale) > 1:
+                text += (f"; all {len(noise.scale)} together: epsilon = "
+                         f"{len(noise.scale) * noise.epsilon:g}, stochastic t = "
+                         f"{noise.stochastic_t_joint:.4g}")
+            text += ")"
+        return text + "." + after
 
     def summary(self, check: GuaranteeCheck) -> dict[str, Any]:
         """The closeness figures of ``check`` for a JSON summary (empty otherwise)."""
