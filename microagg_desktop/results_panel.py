@@ -92,6 +92,7 @@ class ResultsPanel(QWidget):
             ("records", "Records"),
             ("groups", "Groups"),
             ("sizes", "Group size min / mean / max"),
+            ("classes", "Released classes"),
             ("k_prime", "k′ (records per QI tuple)"),
             ("il1", "IL1 (paper's information loss)"),
             ("risk", "Risk DLD / ID / DR"),
@@ -103,7 +104,7 @@ class ResultsPanel(QWidget):
                                      else meaning(key))
             value = QLabel("—", metrics_box)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            value.setWordWrap(key in ("qi", "method", "emd", "records"))
+            value.setWordWrap(key in ("qi", "method", "emd", "records", "classes"))
             value.setAccessibleName(label)
             value.setToolTip(tip)
             caption = QLabel(f"{label}:", metrics_box)
@@ -277,6 +278,10 @@ class ResultsPanel(QWidget):
         self.values["sizes"].setText(f"{m.min_group_size} / "
                                      f"{format_number(m.mean_group_size, 4)} / "
                                      f"{m.max_group_size}")
+        self.values["classes"].setText(
+            f"{m.n_classes:,} (sizes {m.min_class_size} to {m.max_class_size})"
+            + ("; groups that released the same values are one class"
+               if m.classes_differ else "") if m.n_classes else "—")
         self.values["k_prime"].setText(format_number(m.k_prime, 4))
         self.values["seconds"].setText(f"{result.seconds:.2f} s")
         ms = result.measures

@@ -195,6 +195,7 @@ class Measures:
             "scenarios": [s.as_dict() for s in self.scenarios],
             "n_classes": int(self.class_sizes.size),
             "group_size_counts": {str(s): c for s, c in self.group_size_counts.items()},
+            "class_size_counts": {str(s): c for s, c in self.group_size_counts.items()},
             "max_record_risk": float(self.record_risk.max()),
             "mean_record_risk": float(self.record_risk.mean()),
             "unique_records": self.unique_records,

@@ -162,6 +162,8 @@ def _measure_rows(result) -> list[tuple[str, str, str]]:
             ("Group size min / mean / max",
              f"{m.min_group_size} / {m.mean_group_size:.4g} / {m.max_group_size}",
              meaning("sizes")),
+            ("Classes of the released table, number and size min / max",
+             f"{m.n_classes:,} ({m.min_class_size} / {m.max_class_size})", meaning("classes")),
             ("k′", f"{m.k_prime:.4f}", meaning("k_prime"))]
     ms = result.measures
     if ms is not None:

@@ -29,6 +29,10 @@ MEASURE_MEANINGS: dict[str, str] = {
     "groups": "Number of groups the method formed.",
     "records": "Number of records released.",
     "sizes": "Smallest, mean and largest group size; the smallest must be at least k.",
+    "classes": "Classes of the released table: records with the same released "
+               "quasi-identifier values (and stratum), all an intruder can tell apart. "
+               "Groups that released the same values make one class, so there can be "
+               "fewer classes than groups, and larger ones.",
     "unique": "Records alone in their class, recognisable by their quasi-identifiers.",
 }
 

@@ -58,15 +58,21 @@ def _masked_rows(result) -> np.ndarray:
 # -- group sizes ---------------------------------------------------------------------------
 
 def group_size_figure(result) -> Figure:
-    """Histogram of the group sizes of ``result``, with k marked.
+    """Histogram of the group sizes of ``result``, with k marked; of the released
+    table's class sizes instead when groups released the same values and merged into
+    larger classes (:mod:`core.measures.partition`'s notes; not with attribute blocks,
+    whose guarantee is per block's groups).
 
     One bar per size when there are at most 30 distinct sizes; otherwise bins of a whole
     number of sizes each (edges at half-integers, so no bin splits a size), and a log
     count axis when the counts span more than two orders of magnitude.
     """
-    counts = dict(result.metrics.group_size_counts)
+    m = result.metrics
+    classes = getattr(m, "classes_differ", False) and len(getattr(result, "blocks", ())) <= 1
+    counts = dict(m.class_size_counts if classes else m.group_size_counts)
     if not counts:
         return message_figure("Group sizes", "The result has no groups.")
+    noun = "class" if classes else "group"
     k = getattr(result.verification, "k_required", None) or result.parameters.get("k")
     sizes = np.array(sorted(counts), dtype=np.int64)
     heights = np.array([counts[s] for s in sizes], dtype=np.int64)
@@ -87,9 +93,10 @@ def group_size_figure(result) -> Figure:
         axes.set_title(f"bins of {width} sizes", fontsize=8, loc="right", color="#555555")
     if heights.max() > 100 * max(heights.min(), 1):
         axes.set_yscale("log")
-        axes.set_ylabel("Number of groups (log scale)")
+        axes.set_ylabel("Number of classes (log scale)" if classes else
+                        "Number of groups (log scale)")
     else:
-        axes.set_ylabel("Number of groups")
+        axes.set_ylabel("Number of classes" if classes else "Number of groups")
         axes.yaxis.set_major_locator(MaxNLocator(integer=True))
         axes.set_ylim(0, heights.max() * 1.15 if len(sizes) <= _FEW_SIZES else None)
     if k:
@@ -98,10 +105,16 @@ def group_size_figure(result) -> Figure:
                   transform=axes.get_xaxis_transform())
         low = min(low, k - 1)
     axes.set_xlim(low, high)
-    axes.set_xlabel("Group size (records)")
-    m = result.metrics
-    figure.suptitle(f"Group sizes: {m.n_groups:,} groups of {m.n_records:,} records "
-                    f"(smallest {m.min_group_size}, largest {m.max_group_size})", wrap=True)
+    axes.set_xlabel(f"{noun.capitalize()} size (records)")
+    if classes:
+        figure.suptitle(f"Class sizes of the released table: {m.n_classes:,} classes of "
+                        f"{m.n_records:,} records (smallest {m.min_class_size}, largest "
+                        f"{m.max_class_size}), from the {m.n_groups:,} groups the method "
+                        "formed", wrap=True)
+    else:
+        figure.suptitle(f"Group sizes: {m.n_groups:,} groups of {m.n_records:,} records "
+                        f"(smallest {m.min_group_size}, largest {m.max_group_size})",
+                        wrap=True)
     axes.spines[["top", "right"]].set_visible(False)
     return figure
 

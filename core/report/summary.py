@@ -46,6 +46,9 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
         ("Smallest group", m.min_group_size),
         ("Mean group size", round(m.mean_group_size, 4)),
         ("Largest group", m.max_group_size),
+        ("Classes in the released table (distinct quasi-identifier values)", m.n_classes),
+        ("Smallest class", m.min_class_size),
+        ("Largest class", m.max_class_size),
         ("k' (real anonymity)", round(m.k_prime, 4)),
         ("Verified", "yes" if result.passed else "NO"),
         ("Verifier: smallest equivalence class", v.smallest_class),
@@ -90,6 +93,8 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
     rows += [("Verifier note", note) for note in v.notes]
     rows += [(f"Groups of size {size}", count)
              for size, count in sorted(m.group_size_counts.items())]
+    rows += [(f"Classes of size {size}", count)
+             for size, count in sorted(m.class_size_counts.items())]
     # Numbers stay numbers (numeric cells in the XLSX summary sheet); the rest is text.
     return pd.DataFrame([(item, _cell(value)) for item, value in rows],
                         columns=["item", "value"], dtype=object)
