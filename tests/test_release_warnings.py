@@ -45,14 +45,53 @@ def test_a_kept_column_that_maps_one_to_one_to_a_masked_one_is_flagged(adult):
 
 def test_a_coarsening_of_a_masked_attribute_is_flagged_but_unique_values_are_not():
     n = 600
+    rng = np.random.default_rng(0)
     table = pd.DataFrame({"age": [20 + i % 50 for i in range(n)],
                           "income": [1000.0 + 7 * i for i in range(n)]})
     table["age_band"] = (table["age"] // 10).astype(str)  # determined by age
-    table["spend"] = table["income"] * 0.3               # unique per record: not a coding
+    table["spend"] = rng.permutation(table["income"].to_numpy()) * 0.3  # unique, unrelated
     roles = RoleSpec(quasi_identifiers=("age", "income"), confidential=("spend",))
     found = anonymize(table, roles, k=5).warnings
     assert [w.kind for w in found] == ["kept-column-reveals"]
     assert "'age_band'" in found[0].message and "is determined by" in found[0].message
+
+
+@pytest.mark.parametrize("relation", ["increasing", "decreasing"])
+def test_a_kept_column_in_the_order_of_a_masked_one_is_flagged(relation):
+    """Two columns of distinct values are one-to-one trivially, but not in order: a kept
+    column that is a strictly monotone function of a quasi-identifier gives its original
+    order (and values, to whoever knows the function) however many values both have."""
+    rng = np.random.default_rng(2)
+    table = pd.DataFrame({"age": rng.integers(20, 70, 30).astype(float),
+                          "h": rng.normal(170, 8, 30).round(1)})
+    table["birth_year"] = (2024 - table["age"] if relation == "decreasing"
+                           else table["age"] * 12)
+    assert table["age"].nunique() > 15  # more than half the records: not a coding
+    result = anonymize(table, RoleSpec(quasi_identifiers=("age", "h")), "mdav", k=5)
+    assert result.passed
+    found = [w for w in result.warnings if w.kind == "kept-column-reveals"]
+    assert len(found) == 1 and found[0].message.startswith(
+        "Column 'birth_year', released as it is, is a monotone function of "
+        "quasi-identifier 'age' in the original table: whoever reads 'birth_year' learns "
+        "the original order of 'age'")
+
+
+@pytest.mark.parametrize("column, flagged", [
+    (lambda q: q ** 3, True),                  # strictly increasing
+    (lambda q: -q.round(6), True),             # reversed
+    (lambda q: q.where(q.index != 7), False),  # missing where the quasi-identifier is not
+    (lambda q: q.abs(), False),                # not monotone
+    (lambda q: q.rank().astype(str), False),   # text: not a numeric function
+])
+def test_monotone_functions_of_a_quasi_identifier(column, flagged):
+    rng = np.random.default_rng(5)
+    table = pd.DataFrame({"q": rng.normal(size=200)})
+    table["c"] = column(table["q"])
+    with mock.patch("core.pipeline.warnings._SAMPLE", 50):  # the first rows, then all
+        found = column_relations(table, RoleSpec(quasi_identifiers=("q",)))
+    assert bool(found) is flagged
+    if flagged:
+        assert found[0].relation == "is a monotone function of"
 
 
 def test_tc_merge_into_one_group_is_verified_and_flagged():

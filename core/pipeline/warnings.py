@@ -28,6 +28,12 @@ a kept column that reveals a quasi-identifier
     nothing. Only codings count: the determining side must have at most half as many
     distinct values as records (a column unique to every record determines everything
     trivially, and its mapping is not public knowledge), and the other side at least two.
+    Beyond that, a numeric column that is a strictly monotone function of a numeric
+    quasi-identifier (``birth_year = 2024 − age``; equal values exactly where the
+    quasi-identifier's are equal, in the same or the reverse order) reveals it however
+    many distinct values both have: at least the original order, and the values
+    themselves to whoever knows the function. Two columns of distinct values are
+    one-to-one trivially, but not in order unless one follows the other.
 constant quasi-identifier
     It carries no information: it is released as it is and adds nothing to SST.
 records released unmasked
@@ -144,6 +150,7 @@ def column_relations(table: pd.DataFrame, roles: RoleSpec) -> tuple[ColumnRelati
     n = len(table)
     codes = {c: _codes(table[c]) for c in [*candidates, *roles.quasi_identifiers]}
     distinct = {c: int(codes[c].max()) + 1 if n else 0 for c in codes}
+    ranks: dict = {}  # the first rows' ranks of the numeric columns (_monotone)
     found = []
     for column in candidates:
         for qi in roles.quasi_identifiers:
@@ -154,6 +161,8 @@ def column_relations(table: pd.DataFrame, roles: RoleSpec) -> tuple[ColumnRelati
                             and _determines(codes[qi], codes[column]) else "determines")
             elif distinct[qi] <= n / 2 and _determines(codes[qi], codes[column]):
                 relation = "is determined by"
+            elif _monotone(column, qi, table, ranks):
+                relation = "is a monotone function of"
             else:
                 continue
             found.append(ColumnRelation(column, qi, relation))
@@ -182,10 +191,43 @@ def _revealing_columns(table: pd.DataFrame, released: pd.DataFrame,
             "kept-column-reveals",
             f"Column '{column}', released as it is, {relation} quasi-identifier "
             f"'{qi}' in the original table: whoever reads '{column}' "
-            + ("learns the original '{0}'".format(qi) if relation != "is determined by"
-               else f"can tell apart records whose '{qi}' was masked together")
+            + (f"can tell apart records whose '{qi}' was masked together"
+               if relation == "is determined by" else
+               f"learns the original order of '{qi}', and its values if the function is "
+               "known" if relation == "is a monotone function of" else
+               f"learns the original '{qi}'")
             + f". Make '{column}' a quasi-identifier too, or leave it out."))
     return found
+
+
+def _monotone(column: str, qi: str, table: pd.DataFrame, ranks: dict) -> bool:
+    """Whether numeric ``column`` is a strictly monotone function of numeric ``qi``
+    (module notes): their dense ranks equal, or reversed, missing where the other's is.
+    The ranks of the first rows (kept in ``ranks`` for the other pairs) refute most
+    pairs before the whole columns are ranked."""
+    for c in (column, qi):
+        if c not in ranks:
+            series = table[c]
+            numeric = (pd.api.types.is_numeric_dtype(series)
+                       and not pd.api.types.is_bool_dtype(series))
+            ranks[c] = series.iloc[:_SAMPLE].rank(method="dense").to_numpy() \
+                if numeric else None
+    if ranks[column] is None or ranks[qi] is None:
+        return False
+    for whole in (False, True):
+        if whole:
+            if len(table) <= _SAMPLE:
+                break
+            a, b = (table[c].rank(method="dense").to_numpy() for c in (column, qi))
+        else:
+            a, b = ranks[column], ranks[qi]
+        gaps = np.isnan(a)
+        if not np.array_equal(gaps, np.isnan(b)) or gaps.all():
+            return False
+        a, b = a[~gaps], b[~gaps]
+        if b.max() < 2 or not (np.array_equal(a, b) or np.array_equal(a, b.max() + 1 - b)):
+            return False
+    return True
 
 
 def _codes(series: pd.Series) -> np.ndarray:
