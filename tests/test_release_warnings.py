@@ -94,6 +94,14 @@ def test_monotone_functions_of_a_quasi_identifier(column, flagged):
         assert found[0].relation == "is a monotone function of"
 
 
+def test_an_order_shared_by_chance_in_a_tiny_table_is_not_flagged():
+    """Seven distinct values in the same order happen by chance 1 time in 2,520."""
+    table = pd.DataFrame({"q": np.arange(7.0), "c": np.arange(7.0) ** 2})
+    assert column_relations(table, RoleSpec(quasi_identifiers=("q",))) == ()
+    table = pd.DataFrame({"q": np.arange(8.0), "c": np.arange(8.0) ** 2})
+    assert len(column_relations(table, RoleSpec(quasi_identifiers=("q",)))) == 1
+
+
 def test_tc_merge_into_one_group_is_verified_and_flagged():
     census = pd.read_csv(shared_data("census.csv"))
     qi = tuple(c for c in CENSUS_COLUMNS if c not in ("FICA", "FEDTAX"))

@@ -33,7 +33,8 @@ a kept column that reveals a quasi-identifier
     quasi-identifier's are equal, in the same or the reverse order) reveals it however
     many distinct values both have: at least the original order, and the values
     themselves to whoever knows the function. Two columns of distinct values are
-    one-to-one trivially, but not in order unless one follows the other.
+    one-to-one trivially, but not in order unless one follows the other (or by chance,
+    which with ``_MONOTONE_FROM`` = 8 distinct values or more is below 1 in 20,000).
 constant quasi-identifier
     It carries no information: it is released as it is and adds nothing to SST.
 records released unmasked
@@ -59,6 +60,10 @@ HIGH_IL = 50.0
 LOW_K_PRIME = 2.0
 UNIQUE_SHARE = 0.05
 _SAMPLE = 50_000  # rows to refute a dependency quickly before checking all of them
+# Distinct values of a quasi-identifier from which an order it shares with a kept column
+# is not chance: two columns of m distinct values in random order share it with
+# probability 2/m! (1 in 20,160 for 8, 1 in 3 for 3).
+_MONOTONE_FROM = 8
 
 
 @dataclass(frozen=True)
@@ -225,7 +230,8 @@ def _monotone(column: str, qi: str, table: pd.DataFrame, ranks: dict) -> bool:
         if not np.array_equal(gaps, np.isnan(b)) or gaps.all():
             return False
         a, b = a[~gaps], b[~gaps]
-        if b.max() < 2 or not (np.array_equal(a, b) or np.array_equal(a, b.max() + 1 - b)):
+        if b.max() < _MONOTONE_FROM or not (np.array_equal(a, b)
+                                            or np.array_equal(a, b.max() + 1 - b)):
             return False
     return True
 
