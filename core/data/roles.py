@@ -119,6 +119,25 @@ class RoleSpec:
         """The declared measurement level of ``column``, or None (the default applies)."""
         return dict(self.levels).get(column)
 
+    @property
+    def confidential_kinds(self) -> dict[str, str] | None:
+        """The distance of each confidential column with a declared level, for
+        :func:`core.privacy.attributes.tclose_attributes`: "nominal" (equal distance,
+        codes without an order) or "numerical" (ordered distance); the others take the
+        default, ordered for numbers and equal for anything else. None when none is
+        declared. The t-closeness methods, the verifier and the measures all take it,
+        so a release is built, verified and measured with the same distance.
+
+        Examples
+        --------
+        >>> RoleSpec(quasi_identifiers=("age",), confidential=("dx", "pay"),
+        ...          levels={"dx": "nominal"}).confidential_kinds
+        {'dx': 'nominal'}
+        """
+        kinds = {column: "nominal" if level is Level.NOMINAL else "numerical"
+                 for column, level in self.levels if column in self.confidential}
+        return kinds or None
+
     def order_of(self, column: str) -> tuple | None:
         """The declared category order of an ordinal column, lowest first, or None."""
         return dict(self.orders).get(column)
@@ -129,7 +148,8 @@ class RoleSpec:
                      orders: Mapping[str, tuple] | None = None):
         """Build from ``{column: role}``; roles may be :class:`Role` or their string value.
 
-        ``levels`` and ``orders`` are kept for the quasi-identifiers only.
+        ``levels`` are kept for the quasi-identifiers and the confidential columns (their
+        distance, :attr:`confidential_kinds`), ``orders`` for the quasi-identifiers only.
         """
         lists: dict[Role, list[str]] = {role: [] for role in Role}
         for column, role in roles.items():
@@ -147,7 +167,8 @@ class RoleSpec:
             identifiers=tuple(lists[Role.IDENTIFIER]),
             non_confidential=tuple(lists[Role.NON_CONFIDENTIAL]),
             strata=tuple(strata),
-            levels={c: v for c, v in (levels or {}).items() if c in qi},
+            levels={c: v for c, v in (levels or {}).items()
+                    if c in qi or c in set(lists[Role.CONFIDENTIAL])},
             orders={c: v for c, v in (orders or {}).items() if c in qi},
         )
 
@@ -207,10 +228,21 @@ class RoleSpec:
                 "No quasi-identifier chosen. Mark at least one column as quasi-identifier."
             )
         for column, level in self.levels:
-            if column not in self.quasi_identifiers:
+            if column in self.confidential:
+                if level is Level.ORDINAL:
+                    raise MicroaggError(
+                        f"Confidential column '{column}' is declared ordinal. Declare it "
+                        "numeric (ordered distance between its values) or nominal (equal "
+                        "distance: codes without an order).")
+                if level is Level.NUMERIC and not is_number_column(table[column]):
+                    raise MicroaggError(
+                        f"Confidential column '{column}' is declared numeric but is not "
+                        "numeric. Declare it nominal, or correct the column.")
+            elif column not in self.quasi_identifiers:
                 raise MicroaggError(
-                    f"Column '{column}' is declared {level.value}, but it is not a "
-                    "quasi-identifier; measurement levels are for quasi-identifiers.")
+                    f"Column '{column}' is declared {level.value}, but it is neither a "
+                    "quasi-identifier nor a confidential column; measurement levels are "
+                    "for those.")
         for column in self.quasi_identifiers:
             if self.level_of(column) is Level.NUMERIC or (
                     numeric_qi and self.level_of(column) is None):

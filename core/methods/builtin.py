@@ -141,13 +141,18 @@ def _confidential(data):
     return data.table[list(data.roles.confidential)]
 
 
+def _kinds(data):
+    """The confidential columns' declared distances (:attr:`RoleSpec.confidential_kinds`)."""
+    return data.roles.confidential_kinds
+
+
 def _tc_merge(data, *, state, k, t, base):
     spec = next(m for m in _ENTRIES if m.name == base)
     defaults = {p.name: p.default for p in spec.parameters if p.name != "refine"}
     defaults["k"] = k
     base_labels = spec.function(data, state=state.sub(0.0, 0.5), **defaults)
     return tc_merge(data.X, _confidential(data), k=k, t=t, base_labels=base_labels,
-                    state=state.sub(0.5, 1.0))
+                    kinds=_kinds(data), state=state.sub(0.5, 1.0))
 
 
 register(Method(
@@ -165,7 +170,7 @@ register(Method(
 register(Method(
     name="tc-kfirst", label="t-closeness: k-anonymity first (Algorithm 2)",
     function=lambda data, *, state, k, t: tc_kfirst(data.X, _confidential(data), k=k, t=t,
-                                                     state=state),
+                                                     kinds=_kinds(data), state=state),
     parameters=(K, T),
     description=(
         "Build MDAV-like groups and swap records in and out of each group while that "
@@ -177,7 +182,7 @@ register(Method(
 register(Method(
     name="tc-tfirst", label="t-closeness: t-closeness first (Algorithm 3)",
     function=lambda data, *, state, k, t: tc_tfirst(data.X, _confidential(data), k=k, t=t,
-                                                     state=state),
+                                                     kinds=_kinds(data), state=state),
     parameters=(K, T),
     description=(
         "Choose the group size from k and t (Expressions 3 and 4), split the records "

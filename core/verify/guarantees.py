@@ -174,6 +174,7 @@ class Guarantee(str):
         qi, confidential = list(roles.quasi_identifiers), list(roles.confidential)
         if self.t_kind == "emd":
             closeness = verify_t_closeness(released, qi, confidential, t,
+                                           kinds=roles.confidential_kinds,
                                            original=original, checkpoint=checkpoint)
         elif self.t_kind == "multiplicative":
             closeness = verify_multiplicative(released, qi, confidential, t,
