@@ -314,6 +314,8 @@ def _role_words(roles: RoleSpec) -> dict[str, str]:
     for column, level in roles.levels:
         if column in roles.quasi_identifiers:
             words[column] = f"{words[column]}, {level.value}"
+        elif column in roles.confidential:
+            words[column] = f"{words[column]}, {level.value} distance"
     return words
 
 

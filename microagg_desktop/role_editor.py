@@ -25,6 +25,7 @@ from core.data.roles import Level
 from microagg_desktop.order_dialog import OrderDialog
 from microagg_desktop.role_memory import RoleMemory
 from microagg_desktop.role_model import (KIND, LEVEL, LEVEL_CHOICES_ROLE, LEVEL_LABELS,
+                                        LEVEL_LABELS_ROLE,
                                         NAME, ORDER_SHORTCUT, ROLE, ROLE_LABELS,
                                         SUGGESTION, SUMMARY, RoleModel)
 from microagg_desktop.role_suggestions import RoleSuggester, Suggestion
@@ -71,12 +72,12 @@ class LevelEditor(QWidget):
     levelChosen = Signal()
     orderRequested = Signal()
 
-    def __init__(self, column: str, choices: Sequence[str], parent=None):
+    def __init__(self, column: str, choices: Sequence[str], parent=None, labels=None):
         super().__init__(parent)
         self.combo = QComboBox(self)
         self.combo.setAccessibleName(f"Measurement level of {column}")
         for value in choices:
-            self.combo.addItem(LEVEL_LABELS[value], value)
+            self.combo.addItem((labels or LEVEL_LABELS)[value], value)
         self.order_button = QToolButton(self)
         self.order_button.setText("Order…")
         self.order_button.setAccessibleName(f"Category order of {column}")
@@ -100,6 +101,10 @@ class LevelEditor(QWidget):
 
     def level(self) -> str:
         return self.combo.currentData()
+
+    def choices(self) -> list[str]:
+        """The levels the drop-down offers, in order."""
+        return [self.combo.itemData(i) for i in range(self.combo.count())]
 
     def show_level(self, level: str, tooltip: str = "") -> None:
         """Show ``level`` without emitting :attr:`levelChosen`."""
@@ -134,7 +139,8 @@ class LevelDelegate(QStyledItemDelegate):
 
     def createEditor(self, parent, option, index):
         editor = LevelEditor(str(index.siblingAtColumn(NAME).data()),
-                             index.data(LEVEL_CHOICES_ROLE) or [], parent)
+                             index.data(LEVEL_CHOICES_ROLE) or [], parent,
+                             labels=index.data(LEVEL_LABELS_ROLE))
         where = QPersistentModelIndex(index)
         editor.levelChosen.connect(lambda: self.commitData.emit(editor))
         editor.orderRequested.connect(lambda: self.orderRequested.emit(where.row()))
@@ -208,8 +214,10 @@ class RoleEditor(QWidget):
             "group mean, ordinal ones (ordered categories; set their order with Order…) "
             "by the median category, nominal ones by the most frequent category. "
             "Identifiers are dropped; confidential and non-confidential columns are "
-            "released as they are. A stratum column (e.g. region) is released as it is, "
-            "and records are only grouped with records of the same stratum.", self)
+            "released as they are (a confidential column of numbers that holds codes, "
+            "such as diagnosis 1, 2, 3, is Nominal for t-closeness). A stratum column "
+            "(e.g. region) is released as it is, and records are only grouped with "
+            "records of the same stratum.", self)
         self.hint.setWordWrap(True)
         self.view.setAccessibleName("Roles of the columns")
         self.view.setToolTip("One row per column: choose its role and, for a "
@@ -367,17 +375,18 @@ class RoleEditor(QWidget):
 
     def _sync_level_editors(self, top_left: QModelIndex, bottom_right: QModelIndex,
                             roles=()) -> None:
-        """Keep a level drop-down open on exactly the quasi-identifier rows."""
+        """Keep a level drop-down open on exactly the rows with a level to choose
+        (quasi-identifiers, confidential columns of numbers), with that role's choices."""
         if not self._persistent or not top_left.isValid():
             return
         for row in range(top_left.row(), bottom_right.row() + 1):
             index = self.model.index(row, LEVEL)
-            wanted = self.model.is_quasi_identifier(row)
-            if wanted != self.view.isPersistentEditorOpen(index):
-                if wanted:
-                    self.view.openPersistentEditor(index)
-                else:
-                    self.view.closePersistentEditor(index)
+            wanted = self.model.has_level(row)
+            if self.view.isPersistentEditorOpen(index) and (not wanted or (
+                    self.view.indexWidget(index).choices() != index.data(LEVEL_CHOICES_ROLE))):
+                self.view.closePersistentEditor(index)  # (a new role, new choices)
+            if wanted and not self.view.isPersistentEditorOpen(index):
+                self.view.openPersistentEditor(index)
 
     def set_role(self, column: str, role: Role | str) -> None:
         """Give ``column`` a role (or ``"stratum"``), as if chosen in the drop-down."""

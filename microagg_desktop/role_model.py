@@ -21,7 +21,7 @@ from microagg_desktop.order_dialog import category_text
 from microagg_desktop.role_suggestions import Suggestion
 from microagg_desktop.state import STRATUM, RoleState
 
-__all__ = ["RoleModel", "ROLE_LABELS", "LEVEL_LABELS", "LEVEL_CHOICES_ROLE",
+__all__ = ["RoleModel", "ROLE_LABELS", "LEVEL_LABELS", "LEVEL_CHOICES_ROLE", "LEVEL_LABELS_ROLE",
            "ORDER_SHORTCUT", "SUGGESTION_LABELS", "NAME", "ROLE", "LEVEL", "SUGGESTION",
            "KIND", "SUMMARY"]
 
@@ -71,11 +71,26 @@ _LEVEL_TIPS = {
 
 _NOT_APPLICABLE = QColor(240, 240, 240)
 
+_DISTANCE_LABELS = {
+    Level.NUMERIC.value: "Numeric (ordered distance)",
+    Level.NOMINAL.value: "Nominal (codes, equal distance)",
+}
+"""What the level drop-down of a confidential column shows: its t-closeness distance."""
+
+_DISTANCE_TIP = (
+    "How t-closeness compares this confidential column's distributions. Numeric: the "
+    "ordered distance (values far apart in order count more). Nominal: the equal "
+    "distance, for codes without an order (diagnosis 1, 2, 3...): choose it, or a class "
+    "of codes 1 and 2 looks close to one of codes 3 and 4.")
+
 ORDER_SHORTCUT = "Ctrl+Shift+O"
 """Opens the category order of the ordinal quasi-identifier whose level has focus."""
 
 LEVEL_CHOICES_ROLE = Qt.ItemDataRole.UserRole + 1
 """Data role of a Level cell: the level values its column can have, as a list."""
+
+LEVEL_LABELS_ROLE = Qt.ItemDataRole.UserRole + 2
+"""Data role of a Level cell: what its drop-down shows for each level (a mapping)."""
 
 NAME, ROLE, LEVEL, SUGGESTION, KIND, SUMMARY = range(6)
 _HEADERS = ("Column", "Role", "Level", "Suggestion", "Type", "Summary")
@@ -192,18 +207,28 @@ class RoleModel(QAbstractTableModel):
                 QStyle.StandardPixmap.SP_MessageBoxWarning)
         return None
 
+    def has_level(self, row: int) -> bool:
+        """Whether ``row``'s Level cell has a choice (:meth:`RoleState.has_level`)."""
+        return self._state.has_level(self._state.columns[row].name)
+
     def _level_data(self, row: int, role: int) -> Any:
         name = self._state.columns[row].name
-        qi = self.is_quasi_identifier(row)
-        level = self._state.level(name).value
+        applies = self.has_level(row)
+        level = self._state.shown_level(name).value
         if role == Qt.ItemDataRole.DisplayRole:
-            return LEVEL_LABELS[level] if qi else ""
+            if not applies:
+                return ""
+            return (_DISTANCE_LABELS[level] if self._state.role(name) is Role.CONFIDENTIAL
+                    else LEVEL_LABELS[level])
         if role == Qt.ItemDataRole.EditRole:
-            return level if qi else None
+            return level if applies else None
         if role == LEVEL_CHOICES_ROLE:
             return [lv.value for lv in self._state.level_choices(name)]
+        if role == LEVEL_LABELS_ROLE:
+            return (_DISTANCE_LABELS if self._state.role(name) is Role.CONFIDENTIAL
+                    else LEVEL_LABELS)
         if role == Qt.ItemDataRole.BackgroundRole:
-            return QBrush(_ROLE_COLOURS[Role.QUASI_IDENTIFIER.value] if qi
+            return QBrush(_ROLE_COLOURS[self._state.role(name).value] if applies
                           else _NOT_APPLICABLE)
         if role == Qt.ItemDataRole.ToolTipRole:
             return self.level_tooltip(row)
@@ -212,8 +237,13 @@ class RoleModel(QAbstractTableModel):
     def level_tooltip(self, row: int) -> str:
         """What the Level cell of ``row`` explains: the level and an ordinal's order."""
         name = self._state.columns[row].name
+        if self._state.role(name) is Role.CONFIDENTIAL:
+            return _DISTANCE_TIP if self.has_level(row) else (
+                "A confidential text column is compared by the equal distance (nominal) "
+                "for t-closeness.")
         if not self.is_quasi_identifier(row):
-            return "Measurement levels apply to quasi-identifiers only."
+            return ("Measurement levels apply to quasi-identifiers, and to confidential "
+                    "columns of numbers (their t-closeness distance).")
         level = self._state.level(name).value
         lines = [_LEVEL_TIPS[level]]
         order = self._state.order(name)
@@ -238,7 +268,7 @@ class RoleModel(QAbstractTableModel):
         if not index.isValid() or role != Qt.ItemDataRole.EditRole:
             return False
         if index.column() == LEVEL:
-            if not self.is_quasi_identifier(index.row()):
+            if not self.has_level(index.row()):
                 return False
             try:
                 self.set_level(index.row(), value)
@@ -297,7 +327,7 @@ class RoleModel(QAbstractTableModel):
             return Qt.ItemFlag.NoItemFlags
         flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
         if index.column() == ROLE or (index.column() == LEVEL and
-                                      self.is_quasi_identifier(index.row())):
+                                      self.has_level(index.row())):
             flags |= Qt.ItemFlag.ItemIsEditable
         return flags
 

@@ -237,11 +237,31 @@ class RoleState:
         return self._levels[column]
 
     def level_choices(self, column: str) -> tuple[Level, ...]:
-        """The levels ``column`` can have: numeric only for a column of numbers."""
+        """The levels ``column`` can have: numeric only for a column of numbers; for a
+        confidential column, its t-closeness distance: numeric (ordered) or nominal
+        (equal distance: codes without an order), and none for text, always nominal."""
         self._check_column(column)
+        if self._roles[column] is Role.CONFIDENTIAL:
+            return (Level.NUMERIC, Level.NOMINAL) if self._numbers[column] else ()
         if self._numbers[column]:
             return (Level.NUMERIC, Level.ORDINAL, Level.NOMINAL)
         return (Level.ORDINAL, Level.NOMINAL)
+
+    def has_level(self, column: str) -> bool:
+        """Whether ``column``'s role has a level to choose: a quasi-identifier, or a
+        confidential column of numbers (its distance, :meth:`level_choices`)."""
+        self._check_column(column)
+        return self._roles[column] is Role.QUASI_IDENTIFIER or (
+            self._roles[column] is Role.CONFIDENTIAL and self._numbers[column])
+
+    def shown_level(self, column: str) -> Level:
+        """The level ``column``'s role uses: its level, but for a confidential column
+        nominal only when declared so (ordered otherwise, an ordinal choice made for it as
+        a quasi-identifier included)."""
+        level = self.level(column)
+        if self._roles[column] is Role.CONFIDENTIAL:
+            return Level.NOMINAL if level is Level.NOMINAL else Level.NUMERIC
+        return level
 
     def set_level(self, column: str, level: Level | str) -> None:
         """Declare the measurement level of ``column``.
@@ -262,6 +282,9 @@ class RoleState:
             allowed = ", ".join(lv.value for lv in Level)
             raise ValueError(f"Column '{column}': unknown measurement level '{level}'. "
                              f"Use one of: {allowed}.") from None
+        if self._roles[column] is Role.CONFIDENTIAL and level is Level.ORDINAL:
+            raise ValueError(f"Confidential column '{column}' is compared by an ordered "
+                             "distance (numeric) or an equal one (nominal), not ordinal.")
         if level is Level.NUMERIC and not self._numbers[column]:
             raise ValueError(f"Column '{column}' does not hold numbers, so it cannot be "
                              "numeric. Declare it ordinal (ordered categories) or nominal "
@@ -374,18 +397,22 @@ class RoleState:
         """The role specification, columns in table order; stratum columns as strata.
 
         Every quasi-identifier's level is declared (what the editor shows is what runs),
-        and every ordinal quasi-identifier's order, with one exception: a text column
+        a confidential column of numbers declared nominal is (its distance), and every
+        ordinal quasi-identifier's order, with one exception: a text column
         that holds mostly numbers and whose level the user has not chosen is left
         undeclared, so the engine refuses it with the row of the stray value instead of
         treating a column of numbers as categories.
         """
         order = [c.name for c in self.columns]
         qi = [name for name in order if self._roles[name] is Role.QUASI_IDENTIFIER]
+        codes = {c: Level.NOMINAL for c in order if self._roles[c] is Role.CONFIDENTIAL
+                 and self._numbers[c] and c in self._chosen
+                 and self._levels[c] is Level.NOMINAL}  # (see level_choices)
         return RoleSpec.from_mapping(
             {name: self._roles[name] for name in order},
             strata=[c for c in order if c in self.strata],
-            levels={c: self._levels[c] for c in qi
-                    if c in self._chosen or self.level_warning(c) is None},
+            levels={**{c: self._levels[c] for c in qi
+                       if c in self._chosen or self.level_warning(c) is None}, **codes},
             orders={c: self.order(c) for c in qi if self._levels[c] is Level.ORDINAL})
 
     def _check_column(self, column: str) -> None:

@@ -201,7 +201,8 @@ def test_level_cells_follow_the_role_and_the_column(qtbot, frame):
     assert region.data() == ""  # not a quasi-identifier yet
     assert not model.flags(region) & Qt.ItemFlag.ItemIsEditable
     assert not model.setData(region, "ordinal")
-    assert "quasi-identifiers only" in region.data(Qt.ItemDataRole.ToolTipRole)
+    assert "apply to quasi-identifiers, and to confidential columns of numbers" in \
+        region.data(Qt.ItemDataRole.ToolTipRole)
 
     with qtbot.waitSignal(model.dataChanged):
         assert model.setData(model.index(region.row(), ROLE), QI)
@@ -274,6 +275,37 @@ def test_level_dropdowns_open_for_quasi_identifiers_and_edit_the_order(qtbot, fr
     editor.set_role("region", Role.CONFIDENTIAL)
     assert editor.view.indexWidget(cell) is None
     assert editor.roles().levels == (("age", Level.NUMERIC),)
+
+
+@pytest.mark.gui
+def test_a_confidential_column_of_codes_can_be_declared_nominal(qtbot, frame):
+    """A confidential column of numbers has a level drop-down for its t-closeness
+    distance (ordered or equal); a text one has none (always equal). The choice reaches
+    the run: the method, the verifier and the measures use the equal distance."""
+    from microagg_desktop.role_editor import LEVEL, LevelEditor, RoleEditor
+    editor = RoleEditor()
+    qtbot.addWidget(editor)
+    editor.set_table(frame, {"age": QI, "income": QI})
+    editor.show()
+    cell = editor.model.index(editor.model.row_of("size"), LEVEL)
+    assert editor.view.indexWidget(cell) is None  # non-confidential: no level
+    editor.set_role("size", Role.CONFIDENTIAL)
+    level = editor.view.indexWidget(cell)
+    assert isinstance(level, LevelEditor) and level.choices() == ["numeric", "nominal"]
+    assert level.combo.currentText() == "Numeric (ordered distance)"
+    assert editor.roles().confidential_kinds is None  # the default: ordered
+    with qtbot.waitSignal(editor.rolesChanged):
+        level.combo.setCurrentIndex(level.combo.findData("nominal"))
+    assert cell.data() == "Nominal (codes, equal distance)"
+    roles = editor.roles()
+    assert roles.confidential_kinds == {"size": "nominal"}
+    result = core.anonymize(frame, roles, "tc-merge", k=2, t=0.5)
+    assert result.passed and result.tcloseness.kinds == ("nominal",)
+    editor.set_role("region", Role.CONFIDENTIAL)  # text: equal distance, nothing to choose
+    region = editor.model.index(editor.model.row_of("region"), LEVEL)
+    assert editor.view.indexWidget(region) is None and region.data() == ""
+    editor.set_role("size", QI)  # the quasi-identifier's choices again
+    assert editor.view.indexWidget(cell).choices() == ["numeric", "ordinal", "nominal"]
 
 
 @pytest.mark.gui
