@@ -52,7 +52,7 @@ def test_mixed_quasi_identifiers_round_trip(tmp_path, sample_path, capsys):
      "'region' has the value"),
     (["--qi", "age", "region", "--ordinal", "region", "--nominal", "region"],
      "both --ordinal and --nominal"),
-    (["--qi", "age", "--nominal", "region"], "'region' is declared nominal, but it is not"),
+    (["--qi", "age", "--nominal", "region"], "'region' is declared nominal, but it is neither"),
     (["--qi", "age", "region", "--ordinal", "region=North,,South"], "empty category"),
     (["--qi", "region", "--method", "zscores"], "'region' is nominal"),
 ])

@@ -31,7 +31,9 @@ def add_level_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--nominal", nargs="+", action="extend", default=[], metavar="COL",
         help="quasi-identifiers with unordered categories (0/1 distance, released as the "
-             "most frequent category); text columns are nominal by default")
+             "most frequent category), and confidential columns of codes stored as numbers "
+             "(t-closeness by the equal distance, not the ordered one); text columns are "
+             "nominal by default")
 
 
 def levels_from_args(args: argparse.Namespace) -> tuple[dict[str, Level], dict[str, tuple]]:

@@ -19,7 +19,8 @@
     microagg verify ORIGINAL MASKED --qi COL ... --k 5 [--ordinal ...] [--nominal ...]
                     [--identifier COL ...]
                     [--confidential COL ... --t T]
-    microagg measure ORIGINAL MASKED --qi COL ... [--confidential COL ...] [--known "A,B;C,D"]
+    microagg measure ORIGINAL MASKED --qi COL ... [--confidential COL ...] [--strata COL ...]
+                     [--known "A,B;C,D"]
                      [--summary-json PATH]
     microagg methods
 
@@ -37,6 +38,7 @@ from pathlib import Path
 from core.pipeline import anonymize
 from core.errors import Cancelled, MicroaggError
 from core.progress import TaskState
+from core.cli.arguments import Columns, whole_number
 from core.cli.read_options import add_read_options, read_options_from_args
 from core.cli.released import read_released
 from core.io.read import read_table, read_table_with_report
@@ -48,7 +50,8 @@ from core.cli.outputs import check_destinations
 from core.cli.release import print_result, write_json, write_outputs
 from core.cli.rerun import add_rerun_command, run_rerun
 from core.pipeline.missing import MISSING_OPTIONS, MissingValuesError
-from core.pipeline.partition import parse_blocks
+from core.pipeline.partition import parse_blocks, resolve_blocks
+from core.methods.contract import T
 from core.methods.registry import Interval, Options, get_method, methods
 from core.data.roles import RoleSpec
 from core.verify.tcloseness import verify_t_closeness
@@ -123,13 +126,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     run.add_argument("-o", "--output", required=True,
                      help="masked table, .csv or .xlsx; with --engine dask a folder")
     run.add_argument("--method", default="mdav", choices=[m.name for m in methods()])
-    run.add_argument("--qi", nargs="+", required=True, metavar="COL",
+    run.add_argument("--qi", nargs="+", action=Columns, required=True, metavar="COL",
                      help="quasi-identifier columns (numeric, ordinal or nominal)")
     add_level_options(run)
-    run.add_argument("--confidential", nargs="+", default=[], metavar="COL")
-    run.add_argument("--identifier", nargs="+", default=[], metavar="COL",
+    run.add_argument("--confidential", nargs="+", action=Columns, default=[], metavar="COL")
+    run.add_argument("--identifier", nargs="+", action=Columns, default=[], metavar="COL",
                      help="identifier columns (dropped from the output)")
-    run.add_argument("--strata", nargs="+", default=[], metavar="COL",
+    run.add_argument("--strata", nargs="+", action=Columns, default=[], metavar="COL",
                      help="group records only with records of the same stratum")
     run.add_argument("--merge-small-strata", action="store_true",
                      help="merge a stratum with fewer than k records into its nearest one")
@@ -148,7 +151,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
                      default="all", help="what the intruder knows, for the risk measures")
     run.add_argument("--known", metavar='"A,B;C,D"',
                      help="explicit intruder scenarios (overrides --intruder)")
-    run.add_argument("--seed", type=_typed(int, "--seed"), default=0,
+    run.add_argument("--seed", type=whole_number(0, "--seed"), default=0,
                      help="seed of every random choice (noise, random intruder scenarios)")
     run.add_argument("--dp-epsilon", type=_typed(float, "--dp-epsilon"), metavar="E",
                      help="add Laplace noise with scale (HI-LO)/E to every confidential "
@@ -167,14 +170,14 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     check = commands.add_parser("verify", help="check that a masked table is k-anonymous")
     check.add_argument("original")
     check.add_argument("masked")
-    check.add_argument("--qi", nargs="+", required=True, metavar="COL")
+    check.add_argument("--qi", nargs="+", action=Columns, required=True, metavar="COL")
     add_level_options(check)
     check.add_argument("--k", type=_typed(int, "--k"), required=True)
-    check.add_argument("--confidential", nargs="+", default=[], metavar="COL",
-                       help="with --t: also check t-closeness of these columns")
+    check.add_argument("--confidential", nargs="+", action=Columns, default=[],
+                       metavar="COL", help="with --t: also check t-closeness of these columns")
     check.add_argument("--t", type=_typed(float, "--t"), help="EMD bound for t-closeness")
-    check.add_argument("--identifier", nargs="+", default=[], metavar="COL")
-    check.add_argument("--strata", nargs="+", default=[], metavar="COL")
+    check.add_argument("--identifier", nargs="+", action=Columns, default=[], metavar="COL")
+    check.add_argument("--strata", nargs="+", action=Columns, default=[], metavar="COL")
     check.add_argument("--blocks", metavar='"A,B;C,D"', help="check each block separately")
     check.add_argument("--sheet", help="XLSX sheet of both tables (default: the first)")
     add_read_options(check)  # for the original; a released file is read as written
@@ -198,7 +201,7 @@ def _anonymize(args, parameter_names) -> int:
             identifiers=tuple(args.identifier), strata=tuple(args.strata),
             levels=levels, orders=orders))
     check_destinations((args.input,), (args.output, args.summary_json, args.report),
-                       overwrite=args.overwrite)
+                       overwrite=args.overwrite, table=args.output, report=args.report)
     table, read = read_table_with_report(args.input, sheet=args.sheet,
                                          **read_options_from_args(args))
     for note in read.notes:
@@ -229,27 +232,34 @@ def _anonymize(args, parameter_names) -> int:
 
 
 def _verify(args) -> int:
+    if args.k < 1:
+        raise MicroaggError(f"--k must be at least 1, got {args.k}.")
+    if args.t is not None or args.confidential:
+        if args.t is None or not args.confidential:
+            raise MicroaggError("t-closeness needs both --t and --confidential.")
+        if not T.constraint.accepts(args.t):  # the bound anonymize's methods take
+            raise MicroaggError(f"--t must be {T.constraint.describe()}, got {args.t:g}.")
+    levels, orders = levels_from_args(args)
+    roles = RoleSpec(quasi_identifiers=tuple(args.qi), identifiers=tuple(args.identifier),
+                     confidential=tuple(args.confidential), strata=tuple(args.strata),
+                     levels=levels, orders=orders)
+    # anonymize's rule: every quasi-identifier in exactly one block (MDAV stands for
+    # any method that takes blocks).
+    blocks = (resolve_blocks(roles, parse_blocks(args.blocks), get_method("mdav"))
+              if args.blocks else None)
     check_destinations((args.original, args.masked), (args.summary_json,),
                        overwrite=args.overwrite)
     original = read_table(args.original, sheet=args.sheet, **read_options_from_args(args))
     masked = read_released(args.masked, sheet=args.sheet, original=original)
-    if args.k < 1:
-        raise MicroaggError(f"--k must be at least 1, got {args.k}.")
-    levels, orders = levels_from_args(args)
-    roles = RoleSpec(quasi_identifiers=tuple(args.qi), identifiers=tuple(args.identifier),
-                     strata=tuple(args.strata), levels=levels, orders=orders)
     roles.validate(original)
-    blocks = parse_blocks(args.blocks) if args.blocks else None
     verification = verify_k_anonymity(original, masked, roles, args.k, blocks=blocks)
     print(verification.describe())
     for note in verification.notes:
         print(f"  - {note}")
     closeness = None
-    if args.t is not None or args.confidential:
-        if args.t is None or not args.confidential:
-            raise MicroaggError("t-closeness needs both --t and --confidential.")
+    if args.t is not None:
         closeness = verify_t_closeness(masked, args.qi, args.confidential, args.t,
-                                       original=original)
+                                       kinds=roles.confidential_kinds, original=original)
         print(closeness.describe())
     if args.summary_json:
         write_json(args.summary_json, {

@@ -3,7 +3,7 @@
 ::
 
     microagg measure ORIGINAL MASKED --qi COL [COL ...] [--ordinal ...] [--nominal ...]
-                     [--confidential COL ...]
+                     [--confidential COL ...] [--strata COL ...]
                      [--known "A,B;C,D" | --scenarios all|singles|pairs|every|random
                       [--scenario-size S] [--n-scenarios N] [--seed SEED]]
                      [--interval PERCENT] [--sheet NAME] [--summary-json PATH]
@@ -17,11 +17,11 @@ Bad input raises :class:`~core.errors.MicroaggError` (the CLI's exit code 2).
 from __future__ import annotations
 
 import argparse
-import json
 
 from core.errors import MicroaggError
+from core.cli.arguments import Columns, whole_number
 from core.cli.released import read_released
-from core.io.write import atomic_write
+from core.cli.release import write_json
 from core.io.read import read_table
 from core.cli.levels import add_level_options, levels_from_args
 from core.cli.outputs import check_destinations
@@ -41,12 +41,17 @@ def add_measure_command(subparsers) -> argparse.ArgumentParser:
                     "of MASKED against ORIGINAL (Nin, Mic1D-k, Section 2.3).")
     command.add_argument("original", help="the original table (CSV, XLSX or DTA)")
     command.add_argument("masked", help="the masked table, same records in the same order")
-    command.add_argument("--qi", nargs="+", required=True, metavar="COL",
+    command.add_argument("--qi", nargs="+", action=Columns, required=True, metavar="COL",
                          help="quasi-identifier columns")
     add_level_options(command)
     add_read_options(command)  # for the original; a released file is read as written
-    command.add_argument("--confidential", nargs="+", default=[], metavar="COL",
+    command.add_argument("--confidential", nargs="+", action=Columns, default=[],
+                         metavar="COL",
                          help="confidential columns (EMD per equivalence class)")
+    command.add_argument("--strata", nargs="+", action=Columns, default=[], metavar="COL",
+                         help="the release's stratum columns: released as they are, so "
+                              "the classes are those of the quasi-identifiers and strata "
+                              "(as anonymize --strata measured them)")
     command.add_argument("--known", metavar='"A,B;C,D"',
                          help="the attribute sets the intruder knows (overrides --scenarios)")
     command.add_argument("--scenarios", choices=SCENARIO_PRESETS, default="all",
@@ -55,7 +60,8 @@ def add_measure_command(subparsers) -> argparse.ArgumentParser:
                          help="attributes per random scenario")
     command.add_argument("--n-scenarios", type=int, default=10, metavar="N",
                          help="number of random scenarios (default 10)")
-    command.add_argument("--seed", type=int, default=0, help="seed of the random scenarios")
+    command.add_argument("--seed", type=whole_number(0, "--seed"), default=0,
+                         help="seed of the random scenarios")
     command.add_argument("--interval", type=float, default=1.0, metavar="PERCENT",
                          help="interval disclosure: half-width in percent of the records, "
                               "in rank terms (default 1)")
@@ -68,26 +74,30 @@ def add_measure_command(subparsers) -> argparse.ArgumentParser:
 
 def run_measure(args: argparse.Namespace) -> int:
     """Run ``microagg measure``; print a short report; return the exit code (0)."""
+    if args.known is None and args.scenarios == "random" and not (
+            args.scenario_size is not None and 1 <= args.scenario_size <= len(args.qi)):
+        raise MicroaggError(f"--scenarios random needs --scenario-size S, the attributes "
+                            f"per scenario: a whole number from 1 to {len(args.qi)} (the "
+                            "number of --qi columns).")
     check_destinations((args.original, args.masked), (args.summary_json,),
                        overwrite=args.overwrite)
     original = read_table(args.original, sheet=args.sheet, **read_options_from_args(args))
     masked = read_released(args.masked, sheet=args.sheet, original=original)
+    for column in args.strata:
+        for name, path, frame in (("original", args.original, original),
+                                  ("masked", args.masked, masked)):
+            if column not in frame.columns:
+                raise MicroaggError(f"Stratum column '{column}' is not in the {name} "
+                                    f"table '{path}'.")
     levels, orders = levels_from_args(args)
     roles = RoleSpec(quasi_identifiers=tuple(args.qi), confidential=tuple(args.confidential),
-                     levels=levels, orders=orders)
-    result = measure(original, masked, roles, known=args.known, scenarios=args.scenarios,
+                     strata=tuple(args.strata), levels=levels, orders=orders)
+    result = measure(original, masked, roles, kinds=roles.confidential_kinds,
+                     known=args.known, scenarios=args.scenarios,
                      scenario_size=args.scenario_size, n_scenarios=args.n_scenarios,
                      seed=args.seed, interval=args.interval)
-    summary = result.summary()
     if args.summary_json:
-        def write(temporary):
-            with open(temporary, "w", encoding="utf-8") as handle:
-                json.dump(summary, handle, indent=2)
-                handle.write("\n")
-        try:
-            atomic_write(args.summary_json, write)
-        except OSError as error:
-            raise MicroaggError(f"Cannot write '{args.summary_json}': {error}") from None
+        write_json(args.summary_json, result.summary())
     print(f"{result.n_records} records, {len(result.scenarios)} intruder scenario(s): "
           f"k' = {result.k_prime:.3f}, IL = {result.il:.4f}%, IL1 = {result.il1:.2f}, "
           f"DLD = {result.dld:.2f}%, ID = {result.id:.2f}%, DR = {result.dr:.2f}, "

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from core.errors import MicroaggError
+from core.report.documents import REPORT_SUFFIXES
 
-__all__ = ["check_destinations", "same_file"]
+__all__ = ["TABLE_SUFFIXES", "check_destinations", "same_file"]
+
+# The formats core.io.write.write_table writes (it chooses by the extension).
+TABLE_SUFFIXES = (".csv", ".xlsx", ".parquet")
 
 
 def same_file(a: str, b: str) -> bool:
@@ -19,16 +26,18 @@ def same_file(a: str, b: str) -> bool:
 
 
 def check_destinations(sources: Sequence[str], destinations: Iterable[str | None], *,
-                       overwrite: bool) -> None:
+                       overwrite: bool, table: str | None = None,
+                       report: str | None = None) -> None:
     """Refuse, before anything runs: writing over an input, two outputs with one name,
-    a missing folder, a folder, or an existing file without --overwrite."""
+    a missing or unwritable folder, a folder, an existing file without --overwrite, and
+    a ``table`` or ``report`` (both among ``destinations``) of a format not written."""
     given = [d for d in destinations if d]
     for i, destination in enumerate(given):
         if any(same_file(destination, other) for other in given[:i]):
             raise MicroaggError(f"'{destination}' is given for two outputs; give each "
                                 "output its own file name.")
         folder = Path(destination).parent
-        if str(folder) and not folder.is_dir():
+        if not folder.is_dir():
             raise MicroaggError(f"Cannot write '{destination}': folder '{folder}' does "
                                 "not exist.")
         if any(same_file(destination, source) for source in sources):
@@ -40,3 +49,28 @@ def check_destinations(sources: Sequence[str], destinations: Iterable[str | None
             raise MicroaggError(
                 f"'{destination}' already exists; choose another name or add --overwrite "
                 "to replace it.")
+        _check_writable(destination, folder)
+    if table and Path(table).suffix.lower() not in TABLE_SUFFIXES:
+        raise MicroaggError(f"Cannot export to '{table}': use a .csv, .xlsx or .parquet "
+                            "file name.")
+    if table and Path(table).suffix.lower() == ".parquet" and \
+            importlib.util.find_spec("pyarrow") is None:
+        raise MicroaggError(f"Cannot export to '{table}': Parquet needs pyarrow. Install "
+                            "the cluster extra or export to a .csv file.")
+    if report and Path(report).suffix.lower() not in REPORT_SUFFIXES:
+        raise MicroaggError(f"Cannot write the report to '{report}': the report is an "
+                            "HTML page; use a .html file name.")
+
+
+def _check_writable(destination: str, folder: Path) -> None:
+    # Permission bits do not tell (ACLs, read-only mounts, immutable folders, root):
+    # creating a file there does.
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".microagg-probe-", dir=folder)
+    except OSError as error:
+        raise MicroaggError(f"Cannot write '{destination}': folder '{folder}' is not "
+                            f"writable ({error.strerror or error}). Choose another folder "
+                            "or change its permissions.") from None
+    os.close(handle)
+    os.unlink(probe)
+

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 
+from core.cli.arguments import whole_number
 from core.errors import MicroaggError
 
 __all__ = ["add_read_options", "read_options_from_args"]
@@ -42,9 +43,9 @@ def add_read_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--encoding", metavar="NAME", default=None,
                        help="text encoding, e.g. utf-8, latin-1, cp1252, utf-16")
     rows = group.add_mutually_exclusive_group()
-    rows.add_argument("--skip-rows", metavar="N", type=_count(0, "--skip-rows"), default=None,
+    rows.add_argument("--skip-rows", metavar="N", type=whole_number(0, "--skip-rows"), default=None,
                       help="lines (sheet rows) before the header, e.g. a title")
-    rows.add_argument("--header-row", metavar="N", type=_count(1, "--header-row"),
+    rows.add_argument("--header-row", metavar="N", type=whole_number(1, "--header-row"),
                       default=None, help="1-based line (sheet row) of the header")
 
 
@@ -73,15 +74,3 @@ def read_options_from_args(args: argparse.Namespace) -> dict:
         options[name] = value
     return options
 
-
-def _count(lowest: int, flag: str):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = lowest - 1
-        if value < lowest:
-            raise argparse.ArgumentTypeError(
-                f"{flag} must be a whole number from {lowest}; got '{text}'")
-        return value
-    return parse

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
+from core.errors import MicroaggError
 from core.io.write import atomic_write
 from core.pipeline import AnonymizationResult
 from core.report.documents import export_result, write_report
@@ -17,13 +19,16 @@ from core.report.documents import export_result, write_report
 __all__ = ["write_json", "write_outputs", "print_result"]
 
 
-def write_json(path: str, payload: dict) -> None:
+def write_json(path: str, payload: dict) -> Path:
     """Write ``payload`` as indented JSON, atomically (numpy scalars as numbers)."""
     def write(temporary):
         with open(temporary, "w", encoding="utf-8") as handle:
             json.dump(payload, handle, indent=2, default=_json_default)
             handle.write("\n")
-    atomic_write(path, write)
+    try:
+        return atomic_write(path, write)
+    except OSError as error:
+        raise MicroaggError(f"Cannot write '{path}': {error.strerror or error}.") from None
 
 
 def _json_default(value):
@@ -34,20 +39,40 @@ def _json_default(value):
 
 def write_outputs(result: AnonymizationResult, output: str, *, source: str,
                   summary_json: str | None = None, report: str | None = None) -> None:
-    """The released table to ``output``; the summary and report where asked."""
-    export_result(result, output, source=source)
-    if summary_json:
-        write_json(summary_json, result.summary())
-    if report:
-        write_report(result, report, source=source)
+    """The summary and report where asked, then the released table to ``output``.
+
+    The table comes last, and a failure removes what this call wrote before it: a
+    failed command leaves no released table, and no summary of a table not written.
+    """
+    written = []
+    try:
+        if summary_json:
+            written.append(write_json(summary_json, result.summary()))
+        if report:
+            written.append(write_report(result, report, source=source))
+        export_result(result, output, source=source)
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
+
+
+def _classes(result: AnonymizationResult) -> str:
+    """The released table's classes, for the run line, when they are not the method's
+    groups: groups that released the same values are one class of the file."""
+    m = result.metrics
+    if not m.classes_differ:
+        return ""
+    return (f"; the released table has {m.n_classes} classes "
+            f"(sizes {m.min_class_size}-{m.max_class_size})")
 
 
 def print_result(result: AnonymizationResult, output: str) -> None:
     """What a run did, on stdout; its release warnings on stderr."""
     m = result.metrics
     print(f"{result.method}: {m.n_records} records in {m.n_groups} groups "
-          f"(sizes {m.min_group_size}-{m.max_group_size}), IL = {m.il:.4f}%, "
-          f"k' = {m.k_prime:.3f}; wrote {output}")
+          f"(sizes {m.min_group_size}-{m.max_group_size}){_classes(result)}, "
+          f"IL = {m.il:.4f}%, k' = {m.k_prime:.3f}; wrote {output}")
     if len(result.excluded):
         print(f"{len(result.excluded)} records with missing values released unmasked "
               f"(flag column '{result.flag_column}'); the figures cover the "

@@ -66,7 +66,7 @@ def run_rerun(args: argparse.Namespace) -> int:
     entry = project.run(args.run)
     data = args.data if args.data is not None else project.data_path
     check_destinations((args.project, data), (args.output, args.summary_json, args.report),
-                       overwrite=args.overwrite)
+                       overwrite=args.overwrite, table=args.output, report=args.report)
     if not Path(data).is_file() and args.data is None:
         raise MicroaggError(f"The data file {data} does not exist. If it moved, give its "
                             "new location with --data PATH.")

@@ -17,7 +17,10 @@ from core.progress import TaskState
 from core.report.html import report_html
 from core.report.summary import summary_frame
 
-__all__ = ["summary_frame", "export_result", "write_report", "report_html"]
+__all__ = ["REPORT_SUFFIXES", "summary_frame", "export_result", "write_report", "report_html"]
+
+# What write_report writes: an HTML page (the window's PDF is microagg_desktop's).
+REPORT_SUFFIXES = (".html", ".htm")
 
 
 def export_result(result: AnonymizationResult, path, *, source: str = "",
@@ -63,6 +66,11 @@ def write_report(result: AnonymizationResult, path, *, source: str = "",
     -------
     Path
         The written file.
+
+    Raises
+    ------
+    MicroaggError
+        The file cannot be written (the message names it).
     """
     page = report_html(result, source=source, input_path=input_path,
                        input_sha256=input_sha256, original=original, plots=plots,
@@ -71,4 +79,7 @@ def write_report(result: AnonymizationResult, path, *, source: str = "",
     def write(temporary):
         Path(temporary).write_text(page, encoding="utf-8")
 
-    return atomic_write(path, write)
+    try:
+        return atomic_write(path, write)
+    except OSError as error:
+        raise MicroaggError(f"Cannot write '{path}': {error.strerror or error}.") from None
