@@ -89,3 +89,33 @@ def test_levels_of_confidential_columns_are_checked():
                                  levels={"dx": "nominal", "o": "nominal", "q": "numeric"})
     assert spec.confidential_kinds == {"dx": "nominal"} and spec.level_of("o") is None
     assert RoleSpec(quasi_identifiers=("q",), confidential=("dx",)).confidential_kinds is None
+
+
+def test_the_command_line_declares_codes_nominal_for_anonymize_verify_and_measure(tmp_path,
+                                                                                  capsys):
+    import json
+
+    from core.cli.main import main
+    rng = np.random.default_rng(1)
+    n = 200
+    table = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n)})
+    table["dx"] = np.clip(np.round(table["a"] * 2 + 3 + rng.normal(0, 0.7, n)), 1, 6).astype(int)
+    source, out = tmp_path / "original.csv", tmp_path / "released.csv"
+    table.to_csv(source, index=False)
+    common = ["--qi", "a", "b", "--confidential", "dx", "--nominal", "dx"]
+    summary = tmp_path / "run.json"
+    assert main(["anonymize", str(source), "-o", str(out), "--method", "tc-merge", "--k", "5",
+                 "--t", "0.25", "--summary-json", str(summary), *common]) == 0
+    run = json.loads(summary.read_text())
+    assert run["emd_distance"] == {"dx": "nominal"}
+    capsys.readouterr()
+    assert main(["verify", str(source), str(out), "--k", "5", "--t", "0.25", *common]) == 0
+    printed = capsys.readouterr().out
+    assert "'dx' largest EMD" in printed and "(equal distance)" in printed
+    measured = tmp_path / "measure.json"
+    assert main(["measure", str(source), str(out), "--summary-json", str(measured),
+                 *common]) == 0
+    assert json.loads(measured.read_text())["max_emd"]["dx"] == pytest.approx(
+        run["max_emd"]["dx"])
+    assert run["max_emd"]["dx"] == pytest.approx(
+        _nominal_emd(pd.read_csv(out), ["a", "b"], "dx"))
