@@ -18,7 +18,8 @@ byte mode, text mode
 
 :func:`sniff` returns a :class:`Layout`; it raises :class:`~core.errors.MicroaggError` for
 a file that cannot be read right (NUL bytes, undecodable text, a title row above the
-header, a row with more fields than the header).
+header, a row with more fields than the header); a row with fewer fields is refused
+after the parse by :func:`core.io.short_rows.check_short_records`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from pathlib import Path
 
 from core.errors import MicroaggError
 
-__all__ = ["Layout", "Record", "sniff", "split_records", "DELIMITERS", "line_of_offset"]
+__all__ = ["Layout", "Record", "sniff", "split_records", "DELIMITERS", "line_of_offset",
+           "check_short_records"]
 
 # In the order that wins a tie: a file that splits as well on ';' as on ',' is one with
 # decimal commas.
@@ -105,7 +107,7 @@ def sniff(path: Path, *, encoding: str | None = None, delimiter: str | None = No
     raw, whole_file = _read_sample(path, skip_rows or 0)
     if not raw.strip(b" \t\r\n\x00"):
         raise MicroaggError(f"'{path.name}' is empty.")
-    encoding, encoding_source = _encoding(raw, encoding, whole_file)
+    encoding, encoding_source = _encoding(raw, encoding, whole_file, path)
     full_text = _decode_all(path, encoding) if _is_text_mode(encoding) else None
     if full_text is not None:
         nul = full_text.find("\x00")
@@ -211,7 +213,15 @@ def _read_sample(path: Path, skip: int) -> tuple[bytes, bool]:
         return raw, not handle.read(1)
 
 
-def _encoding(raw: bytes, given: str | None, whole_file: bool) -> tuple[str, str]:
+def detect_encoding(path: Path) -> str:
+    """The encoding :func:`sniff` detects for ``path`` (the import preview reads only the
+    head of a large file, and must name the encoding the whole read uses)."""
+    raw, whole_file = _read_sample(path, 0)
+    return _encoding(raw, None, whole_file, path)[0]
+
+
+def _encoding(raw: bytes, given: str | None, whole_file: bool, path: Path
+              ) -> tuple[str, str]:
     if given is not None:
         if codecs.lookup(given).name == "utf-8" and raw.startswith(b"\xef\xbb\xbf"):
             return "utf-8-sig", "given"  # the mark must not start the first column name
@@ -227,8 +237,30 @@ def _encoding(raw: bytes, given: str | None, whole_file: bool) -> tuple[str, str
         # A sample cut inside a multi-byte character is still UTF-8.
         if whole_file or not (error.start >= len(raw) - 3
                               and error.reason == "unexpected end of data"):
-            return "latin-1", "detected"
+            return _single_byte_encoding(path, raw, whole_file), "detected"
     return "utf-8", "detected"
+
+
+_C1 = bytes(range(0x80, 0xA0))
+_NOT_C1 = bytes(b for b in range(256) if b not in _C1)
+_CP1252_UNDEFINED = frozenset(b"\x81\x8d\x8f\x90\x9d")
+
+
+def _single_byte_encoding(path: Path, raw: bytes, whole_file: bool) -> str:
+    """``'cp1252'`` when the file has bytes 0x80-0x9F and cp1252 defines them all.
+
+    Latin-1 reads those bytes as control characters, Windows-1252 as the euro sign and
+    curly quotes (``Prix 5€ “ok”``); a byte cp1252 leaves undefined means the file is
+    Latin-1 (or something else) after all. The two agree on every other byte, so only
+    these bytes are looked at, in the whole file: a euro sign may come late.
+    """
+    found = set(raw.translate(None, _NOT_C1))
+    if not whole_file:
+        with open(path, "rb") as handle:
+            handle.seek(len(raw))
+            while not found & _CP1252_UNDEFINED and (chunk := handle.read(_CHUNK)):
+                found.update(chunk.translate(None, _NOT_C1))
+    return "cp1252" if found and not found & _CP1252_UNDEFINED else "latin-1"
 
 
 def _is_text_mode(encoding: str) -> bool:
@@ -383,3 +415,4 @@ def _empty_tail(text: str, delimiter: str, base: int) -> tuple[int | None, int, 
             return (None if cut is None else base + cut), count, False
         count, cut = count + 1, start
     return (None if cut is None else base + cut), count, base > 0
+

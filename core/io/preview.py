@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from core.errors import MicroaggError
-from core.io.csv_dialect import SAMPLE_BYTES, sniff
+from core.io.csv_dialect import SAMPLE_BYTES, detect_encoding, sniff
 from core.io.number_format import describe_separator
 from core.io.read import first_line, read_table_with_report, sheet_names
 from core.io.read_stat import STAT_SUFFIXES
@@ -135,10 +135,20 @@ def _read_head(path: Path, options: dict):
     if mark == b"\n":
         cut = max(cut, head.rfind(b"\r"))
     head = head[:cut + len(mark)] if cut > 0 else head
+    detected = None
+    if options.get("encoding") is None:
+        # The whole file decides between Latin-1 and Windows-1252 (a euro sign below the
+        # head): read the head with what the whole read will use, and say so.
+        detected = detect_encoding(path)
+        options = {**options, "encoding": detected}
     with tempfile.TemporaryDirectory(prefix="microagg-preview-") as folder:
         copy = Path(folder) / path.name
         copy.write_bytes(head)
-        return read_table_with_report(copy, **options)
+        table, report = read_table_with_report(copy, **options)
+    if detected is not None:
+        report.settings["encoding"] = {"value": report.settings["encoding"]["value"],
+                                       "source": "detected"}
+    return table, report
 
 
 def _check_one_column(path: Path, table: pd.DataFrame, options: dict) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import codecs
 import os
 import struct
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -238,13 +239,20 @@ def _read_stata(path: Path, rows: int | None = None) -> pd.DataFrame:
             handle.seek(max(0, path.stat().st_size - 64))
             if not handle.read().rstrip().endswith(b"</stata_dta>"):
                 raise truncated
-        elif not head or head[0] not in _STATA_OLD:
-            raise MicroaggError(f"'{path.name}' is not a Stata .dta file.")
+        elif len(head) < 4 or head[0] not in _STATA_OLD or head[1] not in (1, 2):
+            # The old formats start: release, byte order (1 high-low, 2 low-high), ...
+            raise MicroaggError(f"'{path.name}' is not a Stata file (.dta): it is damaged "
+                                "or another kind of file. Save it again from Stata, or "
+                                "export it as CSV.")
     try:
-        if rows is not None:
-            with pd.read_stata(path, iterator=True) as reader:
-                return reader.read(max(rows, 1))
-        return pd.read_stata(path)
+        # pandas warns about what it computes from a damaged header (overflow ...):
+        # the damage is reported here, in one sentence, not on the terminal.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if rows is not None:
+                with pd.read_stata(path, iterator=True) as reader:
+                    return reader.read(max(rows, 1))
+            return pd.read_stata(path)
     except (struct.error, EOFError):
         raise truncated from None
     except ValueError as error:

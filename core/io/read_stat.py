@@ -80,6 +80,8 @@ def read_stat(path: Path, *, recorder: Recorder, rows: int | None = None) -> pd.
     spss = suffix in (".sav", ".zsav")
     if spss:  # read the declared missing codes too, to drop their labels below
         options["user_missing"] = True
+    if suffix == ".xpt":
+        _check_transport_size(path)
     try:
         frame, meta = _reader(suffix)(str(path), **options)
     except MemoryError:
@@ -89,6 +91,12 @@ def read_stat(path: Path, *, recorder: Recorder, rows: int | None = None) -> pd.
         reason = f" ({reason})" if reason else ""
         raise MicroaggError(f"'{path.name}' could not be read as {_KIND[suffix]}: it is "
                             f"damaged or of another kind{reason}. {_HELP[suffix]}") from None
+    if suffix == ".xpt":
+        declared = _transport_rows(path)
+        if declared is not None and len(frame) < (declared if rows is None
+                                                  else min(declared, max(int(rows), 1))):
+            raise _truncated(path, f"it declares {declared} records but holds "
+                             f"{len(frame)}")
     labels = getattr(meta, "variable_value_labels", None) or {}
     formats = getattr(meta, "original_variable_types", None) or {}
     missing = (getattr(meta, "missing_ranges", None) or {}) if spss else {}
@@ -105,6 +113,49 @@ def read_stat(path: Path, *, recorder: Recorder, rows: int | None = None) -> pd.
         else:
             columns[name] = _whole_numbers(column, formats.get(name, ""))
     return pd.DataFrame(columns, index=pd.RangeIndex(len(frame)))
+
+
+_XPORT_RECORD = 80
+_OBS_HEADER = b"HEADER RECORD*******OBS"
+_LIBRARY_HEADER = b"HEADER RECORD*******LIB"
+
+
+def _truncated(path: Path, why: str) -> MicroaggError:
+    return MicroaggError(f"'{path.name}' is not a complete SAS transport file: it is "
+                         f"truncated ({why}). Copy it again, or {_HELP['.xpt'][0].lower()}"
+                         f"{_HELP['.xpt'][1:]}")
+
+
+def _check_transport_size(path: Path) -> None:
+    # XPORT is a sequence of 80-byte records, the last padded with blanks (SAS TS-140):
+    # pyreadstat reads a cut file up to the cut and reports no error.
+    # Only a file that starts as one: another kind is refused by pyreadstat as such.
+    with open(path, "rb") as handle:
+        transport = handle.read(len(_LIBRARY_HEADER)) == _LIBRARY_HEADER
+    size = path.stat().st_size
+    if transport and size % _XPORT_RECORD:
+        raise _truncated(path, f"its {size} bytes are not whole {_XPORT_RECORD}-byte "
+                         "records")
+
+
+def _transport_rows(path: Path) -> int | None:
+    """The record count a version 8 file's OBSV8 header declares (version 5 has none)."""
+    with open(path, "rb") as handle:
+        # Blocks of whole records: a header record never straddles two.
+        for _ in range(64):
+            block = handle.read(_XPORT_RECORD * 13_000)
+            found = block.find(_OBS_HEADER)
+            while found >= 0 and found % _XPORT_RECORD:
+                found = block.find(_OBS_HEADER, found + 1)
+            if found >= 0:
+                record = block[found:found + _XPORT_RECORD]
+                count = record[48:].strip()
+                if record.startswith(_OBS_HEADER + b"V8") and count.isdigit():
+                    return int(count) or None
+                return None
+            if len(block) < _XPORT_RECORD * 13_000:
+                return None
+    return None
 
 
 def _categorical(column: pd.Series, value_labels: dict, name: str,

@@ -2,7 +2,9 @@
 
 The steps, each refusing what it cannot read right:
 
-1. :func:`core.io.csv_dialect.sniff` finds the encoding, delimiter and header line.
+1. :func:`core.io.csv_dialect.sniff` finds the encoding, delimiter and header line; after
+   the parse, :func:`core.io.short_rows.check_short_records` refuses a row with fewer
+   fields than the header (pandas would fill it with missing values).
 2. The sample's columns get a verdict from :func:`core.io.number_format.classify`; the
    decimal mark that columns show is the file's, and it settles ambiguous columns.
 3. pandas' C parser reads the file with that decimal mark. Columns written with
@@ -27,6 +29,7 @@ import pandas as pd
 from core.errors import MicroaggError
 from core.io.csv_dialect import Layout, line_of_offset, sniff
 from core.io.number_format import (
+    SPACES,
     Verdict,
     classify,
     describe_separator,
@@ -35,6 +38,7 @@ from core.io.number_format import (
 )
 from core.io.progress_source import progress_source
 from core.io.read_report import Recorder, column_names
+from core.io.short_rows import check_short_records
 from core.progress import TaskState
 
 __all__ = ["read_text"]
@@ -59,6 +63,9 @@ def read_text(path: Path, *, encoding: str | None, delimiter: str | None,
     as_text = [n for n, v in verdicts.items() if _needs_conversion(v, parse_decimal)]
     parsing = state.sub(0.02, 0.95) if state is not None else None
     table = _parse(path, layout, names, parse_decimal, as_text, state=parsing)
+    if len(names) > 1 and table[names[-1]].isna().any():
+        # A short row leaves the last column missing: only then is the file scanned.
+        check_short_records(path, layout, len(names), len(table))
     if state is not None:
         state.step(0.95, "Checking the columns")
     notes: list[str] = []
@@ -169,7 +176,15 @@ def _check_columns(path, layout, names, table, verdicts, as_text, *, decimal, th
         if verdict.kind in ("ambiguous", "mixed"):
             rows = {v: f"data row {_first_row(column, v)}" for v in verdict.examples}
             raise MicroaggError(_refusal(path, name, verdict, decimal, thousands, rows))
-        if verdict.kind == "numbers":
+        wide = _first_wide_integer(column, verdict.format) if verdict.kind in (
+            "numbers", "plain") else None
+        if wide is not None:
+            # No 64-bit integer holds it and a float would drop digits: kept as written.
+            table[name] = column.astype("str")
+            notes.append(f"Column '{name}' has {str(column.iloc[wide]).strip()} (data row "
+                         f"{wide + 1}), a whole number too large for 64 bits; the column is "
+                         "read as text so that no digit is lost.")
+        elif verdict.kind == "numbers":
             table[name] = to_numbers(column, verdict.format)
             used[name] = verdict
         elif verdict.kind in ("plain", "empty"):
@@ -182,6 +197,28 @@ def _check_columns(path, layout, names, table, verdicts, as_text, *, decimal, th
                          f"'{example}' (data row {_first_row(column, example)}); it is "
                          "read as text.")
     return used
+
+
+_INTEGER = re.compile(r" *[+-]?[0-9]+ *")
+
+
+def _first_wide_integer(column: pd.Series, number_format) -> int | None:
+    """The position of the first whole number beyond int64 and uint64, or ``None``.
+
+    pandas reads such a column as Python ints (or as text beside other values), and
+    ``to_numeric`` would round them to floats.
+    """
+    text = column.astype("str")
+    candidates = np.flatnonzero(text.str.len().to_numpy(dtype=float, na_value=0) >= 19)
+    separator = number_format.thousands if number_format is not None else None
+    for position in candidates:  # 19 characters at least: few values, if any
+        value = text.iloc[position]
+        if separator:
+            value = re.sub("[ \u00a0\u202f]", "", value) if separator in SPACES else \
+                value.replace(separator, "")
+        if _INTEGER.fullmatch(value) and not -2 ** 63 <= int(value) < 2 ** 64:
+            return int(position)
+    return None
 
 
 def _hides_numbers(column: pd.Series, verdict: Verdict, layout: Layout, known: bool) -> bool:

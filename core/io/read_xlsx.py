@@ -16,6 +16,7 @@ what it is before openpyxl sees it.
 from __future__ import annotations
 
 import datetime
+import re
 import zipfile
 from pathlib import Path
 
@@ -59,7 +60,8 @@ def read_xlsx(path: Path, *, sheet: str | int | None, skip_rows: int | None,
         another has data, a title row above the header, or error cells in the table.
     """
     rows = None
-    if engine == "calamine" and not _has_error_cells(path):
+    error_cells, uncomputed = _scan_package(path)
+    if engine == "calamine" and not error_cells:
         workbook = _open_calamine(path)
         try:
             names = list(workbook.sheet_names)
@@ -92,6 +94,8 @@ def read_xlsx(path: Path, *, sheet: str | int | None, skip_rows: int | None,
     errors = [e for e in errors if e[0] > start]
     if errors:
         raise MicroaggError(_error_cells_message(path, name, header, errors))
+    if uncomputed:
+        _refuse_uncomputed(path, name, header, rows, start)
     if trailing:
         rows_word = "row" if trailing == 1 else "rows"
         recorder.note(f"Dropped {trailing} empty {rows_word} at the end of sheet '{name}'.")
@@ -113,8 +117,15 @@ def _open_calamine(path: Path):
                             "damaged or was not saved by a spreadsheet program.") from None
 
 
-def _has_error_cells(path: Path) -> bool:
-    """Whether a worksheet of the package has a cell of the error type (``t="e"``)."""
+# A formula cell with no stored result: <f>...</f> (or a shared <f .../>), then no
+# value or an empty one. Formula text has no '<' (XML escapes it).
+_UNCOMPUTED = re.compile(rb"<f(?:\s[^>]*)?(?:/>|>[^<]*</f>)\s*(?:<v\s*/>|<v>\s*</v>)?\s*</c>")
+
+
+def _scan_package(path: Path) -> tuple[bool, bool]:
+    """Whether a worksheet has a cell of the error type (``t="e"``), and one with a
+    formula but no stored result (written by a program, never opened in Excel)."""
+    errors = uncomputed = False
     try:
         with zipfile.ZipFile(path) as archive:
             for part in archive.namelist():
@@ -123,12 +134,39 @@ def _has_error_cells(path: Path) -> bool:
                         tail = b""
                         while block := stream.read(1 << 22):
                             text = tail + block
-                            if b't="e"' in text or b"t='e'" in text:
-                                return True
-                            tail = text[-8:]
+                            errors = errors or b't="e"' in text or b"t='e'" in text
+                            uncomputed = uncomputed or bool(_UNCOMPUTED.search(text))
+                            if errors and uncomputed:
+                                return True, True
+                            tail = text[-1024:]
     except (zipfile.BadZipFile, OSError, KeyError, EOFError, ValueError):
-        return False  # the reader that opens it names the damage
-    return False
+        pass  # the reader that opens it names the damage
+    return errors, uncomputed
+
+
+def _refuse_uncomputed(path: Path, sheet: str, header: list[str], rows: list[list],
+                       start: int) -> None:
+    """Name the first formula cell below the header that was read as empty."""
+    import openpyxl
+    from openpyxl.utils import get_column_letter
+
+    workbook = openpyxl.load_workbook(path, read_only=True, data_only=False,
+                                      keep_links=False)
+    try:
+        for number, row in enumerate(workbook[sheet].iter_rows(min_row=start + 2),
+                                     start=start + 2):
+            read = rows[number - 1] if number <= len(rows) else []
+            for column, cell in enumerate(row, start=1):
+                if cell.data_type == "f" and (column > len(read) or read[column - 1] == ""):
+                    letter = get_column_letter(column)
+                    name = header[column - 1] if column <= len(header) else letter
+                    raise MicroaggError(
+                        f"'{path.name}' sheet '{sheet}' column '{name}' holds formulas "
+                        f"without a stored result (the first in cell {letter}{number}): "
+                        "the workbook was written by a program and never calculated. "
+                        "Open it in Excel (or LibreOffice) and save it, then read it again.")
+    finally:
+        workbook.close()
 
 
 _EXACT_LIMIT = 2.0 ** 53

@@ -1,0 +1,234 @@
+"""Hostile input files are refused with one line naming the file, or read right.
+
+The cases a review found read wrongly or with a library's message:
+
+1. a truncated SAS transport file (read partly, without a word)
+2. Windows-1252 text (read as Latin-1, with control characters for € and curly quotes)
+3. an integer too large for 64 bits in a CSV column
+4. rows with fewer fields than the header (filled with missing values)
+5. a text file named ``.dta`` (a pandas warning, then "truncated")
+6. workbook formulas without a stored result (read as missing values)
+"""
+
+from __future__ import annotations
+
+import warnings
+import zipfile
+
+import numpy as np
+import openpyxl
+import pandas as pd
+import pyreadstat
+import pytest
+
+import core.io.csv_dialect as csv_dialect
+import core.io.short_rows as short_rows
+from core.errors import MicroaggError
+from core.io import read_table, read_table_with_report
+from core.io.preview import preview_table
+
+ROWS = 60
+
+
+def _frame() -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    return pd.DataFrame({"id": np.arange(ROWS), "age": rng.integers(18, 80, ROWS),
+                         "score": rng.uniform(0, 100, ROWS).round(2)})
+
+
+def _refused(path, match: str, **options) -> str:
+    with pytest.raises(MicroaggError, match=match) as caught:
+        read_table(path, **options)
+    message = str(caught.value)
+    assert "\n" not in message and path.name in message
+    return message
+
+
+def _write(path, text: str, encoding: str = "utf-8"):
+    path.write_bytes(text.encode(encoding))
+    return path
+
+
+# -- 1. SAS transport ------------------------------------------------------------------
+
+@pytest.mark.parametrize("version", [5, 8])
+def test_a_complete_transport_file_is_whole_80_byte_records_and_reads(tmp_path, version):
+    path = tmp_path / "full.xpt"
+    pyreadstat.write_xport(_frame(), str(path), file_format_version=version)
+    assert path.stat().st_size % 80 == 0
+    assert len(read_table(path)) == ROWS
+    assert len(preview_table(path, rows=5).table) == 5
+
+
+@pytest.mark.parametrize("version", [5, 8])
+def test_a_transport_file_cut_inside_a_record_is_refused(tmp_path, version):
+    full = tmp_path / "full.xpt"
+    pyreadstat.write_xport(_frame(), str(full), file_format_version=version)
+    cut = tmp_path / "cut.xpt"
+    cut.write_bytes(full.read_bytes()[:full.stat().st_size // 2 + 7])  # not 80-aligned
+    _refused(cut, r"^'cut.xpt' is not a complete SAS transport file: it is truncated")
+
+
+def test_a_version_8_file_cut_at_a_record_boundary_is_refused(tmp_path):
+    full = tmp_path / "full.xpt"
+    pyreadstat.write_xport(_frame(), str(full), file_format_version=8)
+    cut = tmp_path / "cut.xpt"
+    cut.write_bytes(full.read_bytes()[:full.stat().st_size - 800])
+    _refused(cut, rf"truncated \(it declares {ROWS} records but holds \d+\)")
+
+
+# -- 2. Windows-1252 -------------------------------------------------------------------
+
+TEXT = "id,age,note\n" + "".join(f"{i},{20 + i % 30},Prix 5€ “ok”\n" for i in range(40))
+
+
+def test_windows_1252_text_is_read_as_windows_1252(tmp_path):
+    path = _write(tmp_path / "cp.csv", TEXT, "cp1252")
+    table, report = read_table_with_report(path)
+    assert table["note"].tolist() == ["Prix 5€ “ok”"] * 40
+    assert report.settings["encoding"] == {"value": "cp1252", "source": "detected"}
+    assert preview_table(path).settings["encoding"]["value"] == "cp1252"
+
+
+def test_a_byte_windows_1252_leaves_undefined_keeps_latin_1(tmp_path):
+    text = TEXT.replace("€", "é").replace("“", "«").replace("”", "»")
+    path = tmp_path / "latin.csv"
+    path.write_bytes(text.encode("latin-1") + b"40,20,a\x81b\n")
+    table, report = read_table_with_report(path)
+    assert report.settings["encoding"]["value"] == "latin-1"
+    assert table["note"].iloc[-1] == "a\x81b" and table["note"].iloc[0] == "Prix 5é «ok»"
+
+
+def test_a_euro_sign_below_the_sample_and_the_preview_head_decides(tmp_path):
+    text = "id,age,note\n" + "".join(f"{i},{20 + i % 30},café\n" for i in range(80_000))
+    path = _write(tmp_path / "late.csv", text + "80000,20,5€\n", "cp1252")
+    assert path.stat().st_size > 2 * csv_dialect.SAMPLE_BYTES
+    table, report = read_table_with_report(path)
+    assert table["note"].iloc[-1] == "5€"
+    assert report.settings["encoding"]["value"] == "cp1252"
+    preview = preview_table(path)
+    assert preview.settings["encoding"] == {"value": "cp1252", "source": "detected"}
+
+
+# -- 3. integers beyond 64 bits --------------------------------------------------------
+
+@pytest.mark.parametrize("row", [5, 3999])
+@pytest.mark.parametrize("huge", ["123456789012345678901234", "-9223372036854775809"])
+def test_an_integer_beyond_64_bits_keeps_its_digits_as_text_with_a_note(tmp_path, row, huge):
+    values = [huge if i == row else str(1000 + i) for i in range(4000)]
+    path = _write(tmp_path / "big.csv", "id,income,age\n" + "".join(
+        f"{i},{v},{20 + i % 30}\n" for i, v in enumerate(values)))
+    table, report = read_table_with_report(path)
+    assert table["income"].tolist() == values
+    assert (f"Column 'income' has {huge} (data row {row + 1}), a whole number too large "
+            "for 64 bits; the column is read as text so that no digit is lost."
+            in report.notes)
+
+
+def test_an_integer_within_64_bits_stays_a_number(tmp_path):
+    path = _write(tmp_path / "u.csv", "id,n\n0,18446744073709551615\n1,2\n2,3\n")
+    table, report = read_table_with_report(path)
+    assert table["n"].tolist() == [18446744073709551615, 2, 3] and not report.notes
+
+
+# -- 4. short rows ---------------------------------------------------------------------
+
+ROWS_OK = "".join(f"{i},{20 + i},{i * 3},\n" for i in range(30))
+
+
+@pytest.mark.parametrize("line_end", ["\n", "\r\n", "\r"])
+def test_a_short_row_anywhere_is_refused_naming_the_line(tmp_path, line_end):
+    text = "id,age,income,score\n" + ROWS_OK + "5,25,15\n" + ROWS_OK * 100
+    path = _write(tmp_path / "short.csv", text.replace("\n", line_end))
+    _refused(path, r"^'short.csv' line 32 has 3 fields but the header \(line 1\) has 4\.")
+
+
+def test_a_short_row_in_the_sample_with_full_last_columns_elsewhere(tmp_path):
+    rows = "".join(f"{i},{20 + i},{i * 3},{i}\n" for i in range(20))
+    path = _write(tmp_path / "ragged.csv", "id,age,income,score\n" + rows + "5,25,15\n")
+    _refused(path, r"line 22 has 3 fields but the header \(line 1\) has 4")
+
+
+def test_semicolon_rows_in_a_comma_file_are_refused(tmp_path):
+    rows = "".join(f"{i},{20 + i},{i * 3}\n" if i % 2 else f"{i};{20 + i};{i * 3}\n"
+                   for i in range(20))
+    path = _write(tmp_path / "mixed.csv", "id,age,income\n" + rows)
+    _refused(path, r"line 2 has 1 field but the header \(line 1\) has 3")
+
+
+def test_short_rows_are_found_with_quotes_and_across_scan_chunks(tmp_path, monkeypatch):
+    monkeypatch.setattr(short_rows, "_CHUNK", 7)
+    quoted = "".join(f'{i},"a, ""b""\nc",\n' for i in range(30))
+    path = _write(tmp_path / "q.csv", 'id,note,x\n' + quoted + '"7,8",1\n' + quoted)
+    _refused(path, r"line 62 has 2 fields but the header \(line 1\) has 3")
+    stray = "".join(f'{i},5" pipe,\n' for i in range(30))  # a literal quote to pandas
+    path = _write(tmp_path / "stray.csv", "id,note,x\n" + stray + "1,2\n")
+    _refused(path, r"line 32 has 2 fields")
+
+
+def test_short_row_in_utf16_text_is_refused(tmp_path):
+    path = _write(tmp_path / "u16.csv", "id,age,income,score\n" + ROWS_OK + "5,25\n",
+                  "utf-16")
+    _refused(path, r"line 32 has 2 fields but the header \(line 1\) has 4")
+
+
+def test_blank_lines_delimiter_rows_quoted_newlines_and_trailing_delimiters_read(tmp_path):
+    blank = _write(tmp_path / "blank.csv", "id,age,income,score\r\n\r\n" + ROWS_OK.replace(
+        "\n", "\r\n") + "\r\n  \r\n" + ROWS_OK + "\n\n")
+    assert read_table(blank).shape == (60, 4)
+    empty_row = _write(tmp_path / "empty_row.csv", "id,age,income,score\n" + ROWS_OK
+                       + ",,\n" + ROWS_OK)
+    assert read_table(empty_row).shape == (61, 4)
+    trailing = read_table(_write(tmp_path / "trailing.csv", "id,age,income,\n" + ROWS_OK))
+    assert trailing.shape == (30, 4) and trailing.iloc[:, 3].isna().all()
+    notes = "".join(f'{i},{20 + i},"line1\nline2, more",\n' for i in range(30))
+    quoted = read_table(_write(tmp_path / "qnl.csv", "id,age,note,x\n" + notes))
+    assert quoted["note"].tolist() == ["line1\nline2, more"] * 30
+
+
+# -- 5. a text file named .dta ---------------------------------------------------------
+
+def test_a_text_file_named_dta_is_not_a_stata_file_and_warns_nothing(tmp_path):
+    path = _write(tmp_path / "fake.dta", "id,age,income,region,score\r\n0,26,5662,a,25.5\r\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        message = _refused(path, r"^'fake.dta' is not a Stata file")
+    assert "truncated" not in message
+
+
+def test_a_stata_file_still_reads(tmp_path):
+    path = tmp_path / "ok.dta"
+    _frame().to_stata(path, write_index=False, version=114)
+    assert read_table(path)["age"].tolist() == _frame()["age"].tolist()
+
+
+# -- 6. formulas without a stored result -----------------------------------------------
+
+def _formula_book(path, cached: bool):
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "data"
+    sheet.append(["id", "age", "income"])
+    for i in range(30):
+        sheet.append([i, 20 + i, f"=A{i + 2}*10+1000"])
+    book.save(path)
+    if cached:  # as Excel saves it: the result next to the formula
+        with zipfile.ZipFile(path) as source:
+            parts = {name: source.read(name) for name in source.namelist()}
+        parts["xl/worksheets/sheet1.xml"] = parts["xl/worksheets/sheet1.xml"].replace(
+            b"<v />", b"<v>1000</v>")
+        with zipfile.ZipFile(path, "w") as target:
+            for name, data in parts.items():
+                target.writestr(name, data)
+    return path
+
+
+def test_formulas_without_a_stored_result_are_refused_naming_the_cell(tmp_path):
+    path = _formula_book(tmp_path / "formula.xlsx", cached=False)
+    _refused(path, r"^'formula.xlsx' sheet 'data' column 'income' holds formulas without "
+             r"a stored result \(the first in cell C2\).*Open it in Excel \(or LibreOffice\)")
+
+
+def test_formulas_with_a_stored_result_read_their_values(tmp_path):
+    path = _formula_book(tmp_path / "saved.xlsx", cached=True)
+    assert read_table(path)["income"].tolist() == [1000] * 30
