@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from core.errors import MicroaggError
+from core.io.write import check_table_path
 from core.report.documents import REPORT_SUFFIXES
 
-__all__ = ["TABLE_SUFFIXES", "check_destinations", "same_file"]
-
-# The formats core.io.write.write_table writes (it chooses by the extension).
-TABLE_SUFFIXES = (".csv", ".xlsx", ".parquet")
+__all__ = ["check_destinations", "same_file"]
 
 
 def same_file(a: str, b: str) -> bool:
@@ -50,13 +47,8 @@ def check_destinations(sources: Sequence[str], destinations: Iterable[str | None
                 f"'{destination}' already exists; choose another name or add --overwrite "
                 "to replace it.")
         _check_writable(destination, folder)
-    if table and Path(table).suffix.lower() not in TABLE_SUFFIXES:
-        raise MicroaggError(f"Cannot export to '{table}': use a .csv, .xlsx or .parquet "
-                            "file name.")
-    if table and Path(table).suffix.lower() == ".parquet" and \
-            importlib.util.find_spec("pyarrow") is None:
-        raise MicroaggError(f"Cannot export to '{table}': Parquet needs pyarrow. Install "
-                            "the cluster extra or export to a .csv file.")
+    if table:
+        check_table_path(table)
     if report and Path(report).suffix.lower() not in REPORT_SUFFIXES:
         raise MicroaggError(f"Cannot write the report to '{report}': the report is an "
                             "HTML page; use a .html file name.")

@@ -42,7 +42,7 @@ from core.io.read import first_line
 from core.io.xlsx_stream import write_xlsx
 from core.progress import TaskState
 
-__all__ = ["EXCEL_MAX_ROWS", "atomic_write", "write_table"]
+__all__ = ["EXCEL_MAX_ROWS", "TABLE_SUFFIXES", "atomic_write", "check_table_path", "write_table"]
 
 EXCEL_MAX_ROWS = 1_048_576
 _WIDTH_SAMPLE = 200
@@ -86,6 +86,25 @@ def atomic_write(path: str | os.PathLike, write) -> Path:
     return target
 
 
+TABLE_SUFFIXES = (".csv", ".xlsx", ".parquet")
+"""The extensions :func:`write_table` writes (it chooses the format by them)."""
+
+
+def check_table_path(path: str | os.PathLike) -> None:
+    """Refuse a file name :func:`write_table` cannot write, before any work: an unknown
+    extension, or Parquet without pyarrow."""
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix not in TABLE_SUFFIXES:
+        raise MicroaggError(
+            f"Cannot export to '{target.name}': use a .csv, .xlsx or .parquet file name.")
+    if suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
+        raise MicroaggError(
+            f"Cannot export to '{target.name}': Parquet needs pyarrow. Install the "
+            "cluster extra (pip install 'microagg-desktop[cluster]') or export to "
+            "a .csv file.")
+
+
 def write_table(path: str | os.PathLike, table: pd.DataFrame, *,
                 extra_sheets: Sequence[tuple[str, pd.DataFrame]] = (),
                 sheet_name: str = "masked", state: TaskState | None = None) -> Path:
@@ -99,6 +118,7 @@ def write_table(path: str | os.PathLike, table: pd.DataFrame, *,
     target = Path(path)
     suffix = target.suffix.lower()
     state = state or TaskState()
+    check_table_path(target)
     if suffix == ".csv":
         def write(temporary):
             _write_csv(temporary, _csv_ready(table), state)
@@ -112,19 +132,9 @@ def write_table(path: str | os.PathLike, table: pd.DataFrame, *,
 
         def write(temporary):
             _write_xlsx(temporary, [(sheet_name, table), *extra_sheets], state)
-    elif suffix == ".parquet":
-        if importlib.util.find_spec("pyarrow") is None:
-            raise MicroaggError(
-                f"Cannot export to '{target.name}': Parquet needs pyarrow. Install the "
-                "cluster extra (pip install 'microagg-desktop[cluster]') or export to "
-                "a .csv file.")
-
+    else:  # .parquet (check_table_path)
         def write(temporary):
             table.to_parquet(temporary, index=False)
-    else:
-        raise MicroaggError(
-            f"Cannot export to '{target.name}': use a .csv, .xlsx or .parquet file name."
-        )
     try:
         return atomic_write(target, write)
     except PermissionError:
