@@ -89,11 +89,25 @@ class ClusterBox(QGroupBox):
 
 
 def run_blocked(table, *, state: TaskState, roles, method, output, scheduler, block_size,
-                parameters):
+                parameters, blocks=None):
     """The worker's task for a blocked run (Dask is imported only here)."""
     from core.cluster import anonymize_blocked
     return anonymize_blocked(table, roles, method, output=output, scheduler=scheduler,
-                             block_size=block_size, state=state, **parameters)
+                             block_size=block_size, blocks=blocks, state=state, **parameters)
+
+
+def blocked_refusals(request: dict) -> list[str]:
+    """The settings of ``request`` a blocked run does not apply (the command line's
+    ``--engine dask`` refuses the same): a blocked run is refused while any is set, so
+    that it never releases without what the tabs promise."""
+    refused = []
+    if request.get("dp_epsilon") is not None:
+        refused.append("Laplace noise on the confidential columns")
+    if request.get("missing") == "exclude":
+        refused.append("releasing records with missing values unmasked (Data tab)")
+    if request.get("intruder", "all") != "all":
+        refused.append("an intruder who knows only some quasi-identifiers")
+    return refused
 
 
 def blocked_summary(result) -> str:

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QSiz
                                QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget)
 
 from core.report.run_plots import RISKS, comparison_bars, risk_utility_figure
-from microagg_desktop.history import MEASURES, History, best_columns
+from microagg_desktop.history import MEASURES, History, best_columns, guaranteed_columns
 
 __all__ = ["RiskUtilityMap", "CompareView"]
 
@@ -156,8 +156,12 @@ class CompareView(QWidget):
             return
         self.table.show()
         frame = self.frame = self.history.compare(self.numbers)
+        guaranteed = guaranteed_columns(frame)
+        among = ("" if len(guaranteed) in (0, len(frame.columns)) else
+                 " among the runs with a record-level guarantee (a run without one, "
+                 "Verified —, protects no record, so its small loss is no merit)")
         self.title.setText(f"Comparing {len(self.numbers)} runs. Best value per measure "
-                           "in bold on green.")
+                           f"in bold on green{among}.")
         best = best_columns(frame)
         bold = QFont(self.table.font())
         bold.setBold(True)

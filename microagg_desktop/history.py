@@ -27,7 +27,7 @@ from core.pipeline.stored import StoredResult
 from core.report.run_plots import RunPoint
 
 __all__ = ["Measure", "MEASURES", "RunRecord", "History", "describe_changes",
-           "headline_measures", "method_short_name", "best_columns"]
+           "headline_measures", "method_short_name", "best_columns", "guaranteed_columns"]
 
 
 @dataclass(frozen=True)
@@ -259,7 +259,10 @@ class History:
         records = [self.get(n) for n in numbers]
         if not records:
             raise MicroaggError("Choose at least one run to compare.")
-        data = {r.label: [r.measures[m.key] for m in MEASURES] for r in records}
+        # A method that promises no record-level guarantee has nothing to verify: "—".
+        data = {r.label: [None if m.key == "verified" and not r.measures.get(
+            "record_level", True) else r.measures[m.key] for m in MEASURES]
+            for r in records}
         frame = pd.DataFrame(data, index=[m.name for m in MEASURES], dtype=object)
         settings = [_settings(r.request) for r in records]
         names = list(dict.fromkeys(name for s in settings for name in s))
@@ -272,22 +275,36 @@ class History:
         return frame
 
 
+def guaranteed_columns(frame: pd.DataFrame) -> list[str]:
+    """The runs of a :meth:`History.compare` frame that promise a record-level guarantee
+    (their Verified cell is not "—")."""
+    verified = next(m.name for m in MEASURES if m.key == "verified")
+    if verified not in frame.index:
+        return list(frame.columns)
+    return [c for c, v in frame.loc[verified].items() if v is not None]
+
+
 def best_columns(frame: pd.DataFrame) -> dict[str, list[str]]:
     """For every measure row of :meth:`History.compare`, the columns holding its best value.
 
     Rows where nothing is better (time, settings) or every run is equal are left out.
+    Beside runs with a record-level guarantee, a run without one (Mic1D-k, individual
+    ranking: its information loss is tiny because it protects no record) is never called
+    best: the best is chosen among the guaranteed runs.
     """
     better = {m.name: m.better for m in MEASURES}
     unmasked = next(m.name for m in MEASURES if m.key == "unmasked")
     # Runs that release different numbers of records unmasked are not measured on the
     # same records: their loss and risk are not comparable, so none is called best.
     comparable = unmasked not in frame.index or len(set(frame.loc[unmasked])) < 2
+    candidates = set(guaranteed_columns(frame) or frame.columns)
     out: dict[str, list[str]] = {}
     for row in frame.index:
         way = better.get(row)
         if way is None or (not comparable and row != unmasked):
             continue
-        values = {c: float(v) for c, v in frame.loc[row].items() if v is not None}
+        values = {c: float(v) for c, v in frame.loc[row].items()
+                  if v is not None and c in candidates}
         if len(set(values.values())) < 2:
             continue
         best = (min if way == "low" else max)(values.values())
@@ -350,7 +367,13 @@ def describe_changes(request_a: Mapping[str, Any], request_b: Mapping[str, Any])
         for column in dict.fromkeys([*before, *after]):
             old = before.get(column, "non-confidential")
             new = after.get(column, "non-confidential")
-            if old != new:
+            if old != new and column in roles_a.confidential and \
+                    column in roles_b.confidential:  # only its t-closeness distance
+                distance_a = getattr(roles_a.level_of(column), "value", "default")
+                distance_b = getattr(roles_b.level_of(column), "value", "default")
+                changes.append(f"'{column}' is now compared by the {distance_b} distance "
+                               f"(was {distance_a})")
+            elif old != new:
                 changes.append(f"'{column}' is now {new} (was {old})")
     elif roles_a != roles_b:
         changes.append("the roles changed")

@@ -37,7 +37,7 @@ from microagg_desktop.recent_files import RecentFiles
 from microagg_desktop.results_panel import ResultsPanel
 from microagg_desktop.role_editor import RoleEditor
 from microagg_desktop.role_memory import RoleMemory
-from microagg_desktop.cluster_panel import blocked_summary, run_blocked
+from microagg_desktop.cluster_panel import blocked_refusals, blocked_summary, run_blocked
 from microagg_desktop.settings_store import QSettingsStore
 from microagg_desktop.state import SAMPLE_ROLES
 from microagg_desktop.sweep_panel import SweepPanel
@@ -366,6 +366,8 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
     def open_sample(self) -> bool:
         """Open the bundled sample survey with its roles preset."""
         path = resource_path(SAMPLE_NAME)
+        if not self.ready_to_replace():
+            return False
 
         def load():
             self.data_path, self.read_settings = path.resolve(), {}
@@ -470,7 +472,15 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         return path
 
     def _start_blocked(self, request: dict, blocked: dict) -> bool:
-        """Run blocked on Dask (Method ▸ Advanced); the release goes to a folder of parts."""
+        """Run blocked on Dask (Method ▸ Advanced); the release goes to a folder of parts.
+        Refused while a setting is on that a blocked run does not apply
+        (:func:`~microagg_desktop.cluster_panel.blocked_refusals`)."""
+        refused = blocked_refusals(request)
+        if refused:
+            self.show_error("A blocked run (Method ▸ Advanced) does not apply "
+                            + "; ".join(refused) + ". Turn that off, or run on this "
+                            "computer (untick the blocked run).")
+            return False
         output = self.ask_blocked_output()
         if not output:
             return False
@@ -478,7 +488,8 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         self.clock.start()
         self.runner.start(run_blocked, self.table, roles=request["roles"],
                           method=request["method"], output=output,
-                          parameters=self.method_panel.parameters(), **blocked)
+                          parameters=self.method_panel.parameters(),
+                          blocks=request.get("blocks") or None, **blocked)
         where = blocked["scheduler"] or "a local Dask cluster"
         self.set_status(f"Running {get_method(request['method']).label} blocked on {where}…")
         self._update_actions()
@@ -556,7 +567,8 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         self.project_dirty = True
         self.show_run(record.number)
         self.progress.setValue(1000)
-        verdict = "verified" if value.passed else "NOT verified"
+        verdict = ("no record-level guarantee to verify" if not value.guarantee.record_level
+                   else "verified" if value.passed else "NOT verified")
         self.set_status(f"Run #{record.number} done in {value.seconds:.2f} s: "
                         f"IL {value.metrics.il:.2f} %, {verdict}.")
         self.tabs.setCurrentWidget(self.results_panel)
@@ -631,6 +643,34 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         answer = box.exec()
         return {QMessageBox.StandardButton.Save: "save",
                 QMessageBox.StandardButton.Discard: "discard"}.get(answer, "cancel")
+
+    def ask_to_replace(self, reasons: list[str]) -> str:
+        """Ask what to do with unsaved work before another table replaces this one:
+        "save", "discard" or "cancel" (tests replace this)."""
+        box = QMessageBox(QMessageBox.Icon.Warning, APP_TITLE,
+                          "Open another table? This session's runs are then closed.\n\n"
+                          + "\n".join(f"• {r}" for r in reasons),
+                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                          | QMessageBox.StandardButton.Cancel, self)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        answer = box.exec()
+        return {QMessageBox.StandardButton.Save: "save",
+                QMessageBox.StandardButton.Discard: "discard"}.get(answer, "cancel")
+
+    def ready_to_replace(self) -> bool:
+        """Whether another table (a file, the sample, a project) may replace this one
+        now: not while an export or report is being written (opening cancelled it
+        without a word), and, when runs would be lost, only once the user said so
+        (:meth:`ask_to_replace`, as closing the window asks)."""
+        if self._io_writing:
+            self.show_error("A file is being written. Wait until it is finished (the "
+                            "status bar says so), then open the other table.")
+            return False
+        reasons = self.unsaved_work()
+        if not reasons:
+            return True
+        answer = self.ask_to_replace(reasons)
+        return answer == "discard" or (answer == "save" and self.save_project_dialog())
 
     def unsaved_work(self) -> list[str]:
         """Why closing now would lose something (empty when nothing would be lost)."""

@@ -454,6 +454,9 @@ class RoleEditor(QWidget):
             order = spec.order_of(column)
             if order is not None:
                 self.set_order(column, order)
+        for column in spec.confidential:  # its distance: nominal when declared so
+            if self.model.state.has_level(column):
+                self.set_level(column, spec.level_of(column) or Level.NUMERIC)
 
     def roles(self) -> RoleSpec:
         """The current role specification, with every quasi-identifier's level."""

@@ -80,6 +80,7 @@ def take_screenshots(folder: str | os.PathLike, size: tuple[int, int] = (1366, 7
     window.show_error = lambda text: (_ for _ in ()).throw(RuntimeError(text))
     window.confirm_export = lambda warnings: True
     window.ask_to_close = lambda reasons: "discard"
+    window.ask_to_replace = lambda reasons: "discard"
     window.resize(*size)
     window.show()
     written = []

@@ -573,6 +573,7 @@ def _main_window(folder: Path):
     window.show_error = errors.append  # no modal dialogs in a self-test
     window.ask_merge_strata = lambda *args: False
     window.ask_to_close = lambda reasons: "discard"
+    window.ask_to_replace = lambda reasons: "discard"
 
     def check(condition: bool, message: str) -> None:
         if errors:

@@ -62,6 +62,10 @@ class SweepPanel(QWidget):
 
         self.method_label = QLabel(self)
         self.method_label.setWordWrap(True)
+        self.stale_label = QLabel(self)  # the points were run with other settings
+        self.stale_label.setWordWrap(True)
+        self.stale_label.setStyleSheet("color: #8a5a00; font-weight: bold")
+        self.stale_label.hide()
         self.parameter_box = _labelled("Parameter", QComboBox(self),
                                        "The numeric parameter of the method to vary")
         self.start_spin = _labelled("From", QDoubleSpinBox(self),
@@ -86,6 +90,7 @@ class SweepPanel(QWidget):
         form_box = QGroupBox("Sweep", self)
         form = QFormLayout(form_box)
         form.addRow(self.method_label)
+        form.addRow(self.stale_label)
         for text, widget in (("&Parameter:", self.parameter_box), ("&From:", self.start_spin),
                              ("&To:", self.stop_spin), ("Spa&cing:", self.mode_box),
                              ("St&ep:", self.spacing_spin)):
@@ -266,6 +271,19 @@ class SweepPanel(QWidget):
         if self._spec() is not None:
             self._update_preview()
 
+    def set_stale(self, changes: str | None) -> None:
+        """Say that the points shown were run with other settings (``changes``, what
+        differs), or, with None, that they were not."""
+        if changes and self.points:
+            self.stale_label.setText(
+                f"⟳ These points were run with other settings: {changes}. Run the sweep "
+                "again to see the current settings; a point added to the history keeps "
+                "the settings it was run with.")
+            self.stale_label.show()
+        else:
+            self.stale_label.clear()
+            self.stale_label.hide()
+
     def set_running(self, running: bool) -> None:
         """Disable the form while the window runs a sweep."""
         self.run_button.setEnabled(not running)
@@ -304,6 +322,7 @@ class SweepPanel(QWidget):
                 self.list.setItem(row, column, item)
         self.list.blockSignals(False)
         self.add_button.setEnabled(False)
+        self.set_stale(None)
         self._draw()
 
     def choose(self, row: int) -> None:

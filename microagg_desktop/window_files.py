@@ -129,6 +129,8 @@ class FilesMixin:
             True if reading started.
         """
         path = Path(path)
+        if not self.ready_to_replace():
+            return False
         if not path.is_file():
             self.recent.remove(path)
             self.show_error(f"The file '{path}' does not exist (any more). Check the name, "
@@ -222,6 +224,8 @@ class FilesMixin:
         saved with it (:meth:`~.window_session.SessionMixin.restore_project`).
         """
         path = Path(path)
+        if not self.ready_to_replace():
+            return False
         project = self._guarded("opening the project", projects.load_project, path)
         if project is None:
             return False

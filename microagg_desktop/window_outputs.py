@@ -124,10 +124,16 @@ class OutputsMixin:
             self.export_report_to(path, wait=False)
 
     def export_report_to(self, path, *, wait: bool = True) -> bool:
-        """Write the report of the shown result (HTML, or PDF for a ``.pdf`` name)."""
+        """Write the report of the shown result (HTML, or PDF for a ``.pdf`` name);
+        asks first when the result no longer matches the settings, as Export does."""
         result = self.result
         if result is None:
             self.show_error("There is no result to report yet. Run a method first.")
+            return False
+        if self.results_panel.is_stale and not self.confirm_export(
+                ["These results no longer match the settings on the Roles and Method "
+                 "tabs: " + self.stale_text + ". The report describes the run shown."]):
+            self.set_status("No report written.")
             return False
         written_paths: list[Path] = []
 

@@ -125,6 +125,23 @@ class SessionMixin:
                    for row in self.data_page.summary.summary}
         return quasi_identifiers(self._current_roles(), len(self.table), columns)
 
+    def _sweep_stale(self) -> None:
+        """Tell the Sweep tab when its points were run with settings other than the
+        tabs' now (the swept parameter aside)."""
+        ran = getattr(self, "_sweep_request", None)
+        if ran is None or not self.sweep_panel.points:
+            self.sweep_panel.set_stale(None)
+            return
+        try:
+            current = self.current_request()
+        except MicroaggError as error:
+            self.sweep_panel.set_stale(f"a setting is not valid ({error})")
+            return
+        swept = self.sweep_panel.parameter
+        changes = describe_changes({k: v for k, v in ran.items() if k != swept},
+                                   {k: v for k, v in current.items() if k != swept})
+        self.sweep_panel.set_stale("; ".join(changes) or None)
+
     def settings_changed(self) -> None:
         """Compare the settings with those of the run shown; say so when they differ."""
         if self.table is not None:
@@ -135,6 +152,7 @@ class SessionMixin:
             self.sweep_panel.set_method(self._sweep_method)
         else:  # the table, the roles or a setting changed: so may the expected time
             self.sweep_panel.refresh()
+            self._sweep_stale()
         record = self.shown_record
         if record is None or self.results_panel.result is None:
             self.stale_text = ""
@@ -148,6 +166,10 @@ class SessionMixin:
             # Merging small strata is asked at run time, not set on a tab.
             current["merge_small_strata"] = record.request.get("merge_small_strata", False)
             changes = describe_changes(record.request, current)
+        if self.method_panel.cluster_box.options() is not None:
+            changes.append("a blocked run is chosen (Method ▸ Advanced), and what is shown "
+                           "was run on this computer: Export writes this run, not a "
+                           "blocked release")
         self.stale_text = "; ".join(changes)
         self.results_panel.set_stale(self.stale_text or None)
 

@@ -74,6 +74,7 @@ def window(qtbot, compiled_engine):
     win.show_error = win.errors.append  # no modal message boxes in tests
     win.closing_questions = []
     win.ask_to_close = lambda reasons: win.closing_questions.append(reasons) or "discard"
+    win.ask_to_replace = lambda reasons: win.closing_questions.append(reasons) or "discard"
     qtbot.addWidget(win)
     win.show()
     yield win

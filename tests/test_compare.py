@@ -142,6 +142,29 @@ def test_compare_view_highlights_the_best_value_per_measure(qtbot, history):
     assert not view.table.isVisible() and view.frame is None
 
 
+def test_a_run_without_a_guarantee_is_never_the_best_beside_guaranteed_ones(qtbot, history):
+    """Individual ranking protects no record, so its loss is small: beside MDAV runs it
+    is not marked best, and its Verified cell says there is nothing to verify."""
+    view = CompareView()
+    qtbot.addWidget(view)
+    view.set_runs(history, [1, 3, 4])
+    frame = view.frame
+    ranking = "#3 individual-ranking k=3" if "#3 individual-ranking k=3" in frame.columns \
+        else next(c for c in frame.columns if c.startswith("#3"))
+    assert frame.loc["Verified", ranking] is None
+    assert frame.loc["Verified", "#1 MDAV k=3"] is True
+    row = list(frame.index).index("Verified")
+    assert view.table_model.item(row, list(frame.columns).index(ranking)).text() == "—"
+    il = frame.loc["Information loss IL (%)"]
+    assert il[ranking] < il["#1 MDAV k=3"]  # the smallest loss, yet not the best
+    best = set(view.best_cells())
+    assert ("Information loss IL (%)", "#1 MDAV k=3") in best
+    assert not any(column == ranking for _, column in best)
+    assert "among the runs with a record-level guarantee" in view.title.text()
+    view.set_runs(history, [1, 4])
+    assert "among the runs" not in view.title.text()
+
+
 def test_sweep_panel_form_is_checked_against_the_constraint(qtbot):
     panel = SweepPanel()
     qtbot.addWidget(panel)

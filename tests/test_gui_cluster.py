@@ -78,3 +78,53 @@ def test_the_memory_line_counts_a_block_when_the_run_is_blocked(window, monkeypa
     assert memory_lines() == ["Memory each block needs at its peak: about 1.0 GiB (blocks "
                               "of about 250,000 records; the categories make 124 "
                               "columns)."]
+
+
+def test_a_blocked_run_is_refused_while_a_setting_it_does_not_apply_is_on(qtbot, window,
+                                                                          tmp_path):
+    """Noise, unmasked missing records and a partial intruder are settings a blocked run
+    does not apply: it is refused, naming them, and nothing is written."""
+    assert window.open_sample()
+    window.role_editor.set_role("diagnosis", "non-confidential")
+    window.method_panel.set_method("mdav")
+    window.method_panel.set_noise(0.5, "health_spending=0:5000", seed=1)
+    window.method_panel.cluster_box.setChecked(True)
+    asked = []
+    window.ask_blocked_output = lambda: asked.append(1) or str(tmp_path / "out")
+    assert not window.run()
+    assert asked == [] and not (tmp_path / "out").exists()
+    (message,) = window.errors
+    assert "does not apply Laplace noise on the confidential columns" in message
+    assert "untick the blocked run" in message
+
+
+def test_a_blocked_run_takes_the_attribute_blocks(qtbot, window, tmp_path, monkeypatch):
+    from microagg_desktop import main_window
+    seen = {}
+
+    def recording(table, *, state, blocks=None, **options):
+        seen.update(options, blocks=blocks)
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(main_window, "run_blocked", recording)
+    assert window.open_sample()
+    window.method_panel.set_method("mdav")
+    window.method_panel.set_blocks("age,income;hours_worked,years_education,household_size")
+    window.method_panel.cluster_box.setChecked(True)
+    window.ask_blocked_output = lambda: str(tmp_path / "out")
+    with qtbot.waitSignal(window.runner.signals.finished, timeout=60_000):
+        assert window.run()
+    assert seen["blocks"] == "age,income;hours_worked,years_education,household_size"
+
+
+def test_an_in_memory_run_shown_beside_a_chosen_blocked_run_is_said_so(qtbot, window):
+    from tests.gui_helpers import run_and_wait
+    assert window.open_sample()
+    window.method_panel.set_method("mdav")
+    run_and_wait(qtbot, window)
+    assert not window.results_panel.is_stale
+    window.method_panel.cluster_box.setChecked(True)
+    assert window.results_panel.is_stale
+    assert "Export writes this run, not a blocked release" in window.stale_text
+    window.method_panel.cluster_box.setChecked(False)
+    assert not window.results_panel.is_stale

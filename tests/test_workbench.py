@@ -11,12 +11,13 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from core import Role  # noqa: E402
+from core.data.roles import Level  # noqa: E402
 from core.project import file_sha256  # noqa: E402
 from core.pipeline.stored import same_result  # noqa: E402
 from microagg_desktop.history import method_short_name  # noqa: E402
 from tests.gui_helpers import RUN_TIMEOUT, run_and_fail, run_and_wait  # noqa: E402
 from tests.workbench_helpers import (assert_released_qis, guard_dialogs,  # noqa: E402
-                                     run_on_sample)
+                                     run_on_sample, wait_for_io)
 
 pytestmark = pytest.mark.gui
 
@@ -164,6 +165,15 @@ def test_stale_banner_follows_the_settings_and_export_asks(qtbot, window, tmp_pa
     assert window.export_to(target) and target.exists()
     assert window.history.get(1).exported
 
+    # The report asks the same (it said nothing before).
+    asked.clear()
+    window.confirm_export = lambda questions: asked.append(questions) or False
+    report = tmp_path / "stale.html"
+    assert not window.export_report_to(report) and not report.exists()
+    assert "no longer match the settings" in asked[0][0] and "household_size" in asked[0][0]
+    window.confirm_export = lambda questions: True
+    assert window.export_report_to(report) and report.exists()
+
 
 def test_sweep_over_k_and_add_a_point_to_the_history(qtbot, window):
     assert window.open_sample()
@@ -193,6 +203,16 @@ def test_sweep_over_k_and_add_a_point_to_the_history(qtbot, window):
     assert same_result(record.result, panel.points[3].result)
     assert same_result(window.result, record.result)
     assert "k=5" in record.label
+
+    # Changing a role leaves the points as they were run, and the tab says so.
+    assert not panel.stale_label.isVisibleTo(panel)
+    window.role_editor.set_role("income", Role.NON_CONFIDENTIAL)
+    assert panel.stale_label.isVisibleTo(panel)
+    assert "These points were run with other settings: 'income'" in panel.stale_label.text()
+    window.method_panel.set_parameter("k", 9)  # the swept parameter is not a change
+    assert "k:" not in panel.stale_label.text()
+    window.role_editor.set_role("income", Role.QUASI_IDENTIFIER)
+    assert not panel.stale_label.isVisibleTo(panel)
 
 
 def test_the_sweep_says_how_long_its_runs_will_take(qtbot, window):
@@ -439,3 +459,70 @@ def test_ctrl_click_selects_two_runs_to_compare(qtbot, window):
     assert panel.compare_button.isEnabled()
     panel.select_numbers([3, 1])  # the panel's own method, the shown run not among them
     assert panel.selected_numbers() == [1, 3]
+
+
+def test_going_back_restores_a_confidential_columns_distance(qtbot, window):
+    """Run 1 compares household_size (a confidential column of numbers) by the equal
+    distance, run 2 by the ordered one; going back to run 1 brings the equal distance
+    back, so a re-run gives run 1's figures."""
+    assert window.open_sample()
+    editor = window.role_editor
+    editor.set_role("household_size", Role.CONFIDENTIAL)
+    editor.set_level("household_size", "nominal")
+    window.method_panel.set_method("tc-merge")
+    window.method_panel.set_parameter("k", 5)
+    window.method_panel.set_parameter("t", 0.5)
+    run_and_wait(qtbot, window)
+    first = window.shown_record
+    assert first.result.roles.confidential_kinds == {"household_size": "nominal"}
+    editor.set_level("household_size", "numeric")
+    assert ("'household_size' is now compared by the default distance (was nominal)"
+            in window.stale_text)
+    run_and_wait(qtbot, window)
+    assert window.result.roles.confidential_kinds is None
+
+    window.restore_run(first.number)
+    assert editor.level("household_size") is Level.NOMINAL
+    assert editor.roles() == first.request["roles"]
+    assert not window.results_panel.is_stale, window.stale_text
+    run_and_wait(qtbot, window)
+    assert window.result.measures.max_emd == first.result.measures.max_emd
+
+
+def test_opening_another_table_asks_before_runs_are_lost(qtbot, window, tmp_path):
+    assert window.open_sample()
+    window.method_panel.set_method("mdav")
+    _run_k(qtbot, window, 4)
+    _run_k(qtbot, window, 5)
+    reasons = window.unsaved_work()
+    assert reasons and "#1, #2" in reasons[0]
+    asked = []
+    window.ask_to_replace = lambda why: asked.append(why) or "cancel"
+    other = tmp_path / "other.csv"
+    pd.DataFrame({"a": np.arange(20.0), "b": np.arange(20.0) % 7}).to_csv(other, index=False)
+    assert not window.open_file(other)
+    assert asked == [reasons] and len(window.history) == 2  # nothing replaced
+    assert not window.open_sample() and len(window.history) == 2
+    window.ask_to_replace = lambda why: asked.append(why) or "discard"
+    assert window.open_file(other)
+    assert len(window.history) == 0 and list(window.table.columns) == ["a", "b"]
+    assert window.errors == []
+
+
+def test_opening_a_table_while_a_file_is_written_is_refused(qtbot, window, tmp_path):
+    """Opening cancelled the export or report being written, without a word."""
+    assert window.open_sample()
+    window.method_panel.set_method("mdav")
+    _run_k(qtbot, window, 4)
+    report = tmp_path / "report.html"
+
+    def start():
+        window.export_report_to(report, wait=False)
+        assert window.io_pending
+        assert not window.open_sample()  # refused while the report is written
+        return True
+
+    wait_for_io(qtbot, window, start)
+    assert window.errors and "A file is being written" in window.errors[-1]
+    qtbot.waitUntil(lambda: not window.io_pending, timeout=30_000)
+    assert report.is_file() and window.source == "sample_survey.csv"

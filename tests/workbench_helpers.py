@@ -34,6 +34,7 @@ def new_window(qtbot):
     win.show_error = win.errors.append
     win.closing_questions = []
     win.ask_to_close = lambda reasons: win.closing_questions.append(reasons) or "discard"
+    win.ask_to_replace = lambda reasons: win.closing_questions.append(reasons) or "discard"
     guard_dialogs(win)
     qtbot.addWidget(win)
     win.show()
