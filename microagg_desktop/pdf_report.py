@@ -55,7 +55,7 @@ def report_document(result, **keywords) -> QTextDocument:
 
 def write_pdf(result, path, *, source: str = "", input_path=None,
               input_sha256: str | None = None, original=None, plots: bool = True,
-              state=None) -> Path:
+              state=None, run: str | None = None) -> Path:
     """Write the report of ``result`` as an A4 PDF at ``path``, atomically.
 
     Same keywords as :func:`core.report.documents.write_report`; the figures are
@@ -67,7 +67,7 @@ def write_pdf(result, path, *, source: str = "", input_path=None,
         The written file.
     """
     document = report_document(result, source=source, input_path=input_path,
-                               input_sha256=input_sha256, original=original,
+                               input_sha256=input_sha256, original=original, run=run,
                                plots=plots, state=state)
 
     def write(temporary):

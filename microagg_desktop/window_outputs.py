@@ -141,7 +141,9 @@ class OutputsMixin:
             written_paths.append(Path(written))
             self.set_status(f"Report written to {written}.")
 
+        record = self.shown_record
         self.start_io(report_task, result, Path(path), source=self.source,
+                      run=None if record is None else f"{record.label} of this session",
                       input_path=self.data_path,
                       input_sha256=self.data_sha256, original=self.table,
                       message=f"Writing the report {Path(path).name}…", done=done,

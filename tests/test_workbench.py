@@ -173,6 +173,8 @@ def test_stale_banner_follows_the_settings_and_export_asks(qtbot, window, tmp_pa
     assert "no longer match the settings" in asked[0][0] and "household_size" in asked[0][0]
     window.confirm_export = lambda questions: True
     assert window.export_report_to(report) and report.exists()
+    assert "<th>Run</th><td>#1 MDAV k=5 of this session</td>" in \
+        report.read_text(encoding="utf-8").replace("\n", "")
 
 
 def test_sweep_over_k_and_add_a_point_to_the_history(qtbot, window):

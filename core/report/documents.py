@@ -39,7 +39,8 @@ def export_result(result: AnonymizationResult, path, *, source: str = "",
 
 def write_report(result: AnonymizationResult, path, *, source: str = "",
                  input_path=None, input_sha256: str | None = None, original=None,
-                 plots: bool = True, state: TaskState | None = None) -> Path:
+                 plots: bool = True, state: TaskState | None = None,
+                 run: str | None = None) -> Path:
     """Write the self-contained HTML report of ``result`` (images inline), atomically.
 
     Parameters
@@ -73,7 +74,7 @@ def write_report(result: AnonymizationResult, path, *, source: str = "",
         The file cannot be written (the message names it).
     """
     page = report_html(result, source=source, input_path=input_path,
-                       input_sha256=input_sha256, original=original, plots=plots,
+                       input_sha256=input_sha256, original=original, plots=plots, run=run,
                        state=state, images="inline")
 
     def write(temporary):

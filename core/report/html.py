@@ -105,11 +105,12 @@ def _verdict(result: AnonymizationResult) -> str:
             f"it. {escape(notes)}</p>\n{findings}")
 
 
-def _input_rows(result, source, input_path, input_sha256) -> list[tuple[str, str]]:
+def _input_rows(result, source, input_path, input_sha256, run=None) -> list[tuple[str, str]]:
     if input_sha256 is None and input_path is not None:
         input_sha256 = file_sha256(input_path)
     name = source or (Path(input_path).name if input_path is not None else "")
     return [("Input file", name or "not recorded"),
+            *([("Run", run)] if run else []),
             ("Input SHA-256", input_sha256 or "not recorded (no input file given)"),
             ("Records released", f"{len(result.masked):,}"),
             ("Software", f"MicroAgg Desktop {software_version()}"),
@@ -195,7 +196,8 @@ def _unmasked(result) -> str:
 def report_html(result: AnonymizationResult, *, source: str = "", input_path=None,
                 input_sha256: str | None = None, original: pd.DataFrame | None = None,
                 plots: bool = True, state: TaskState | None = None,
-                images: str = "inline", image_width: int = _IMAGE_WIDTH):
+                images: str = "inline", image_width: int = _IMAGE_WIDTH,
+                run: str | None = None):
     """The report page of ``result``.
 
     Parameters are those of :func:`core.report.documents.write_report`, and:
@@ -206,6 +208,9 @@ def report_html(result: AnonymizationResult, *, source: str = "", input_path=Non
         that supplies them itself (Qt's ``QTextDocument.addResource``).
     image_width : int
         Width of every figure on the page, in pixels (points for the PDF writer).
+    run : str, optional
+        Which run of the window's history this is ("#3 MDAV k=5"), so the report can be
+        tied to the table exported from the same run.
 
     Returns
     -------
@@ -226,7 +231,7 @@ def report_html(result: AnonymizationResult, *, source: str = "", input_path=Non
                      + "</ul>\n")
     parts.append(_unmasked(result))
     parts += ["<h2>Input</h2>\n", _table(_input_rows(result, source, input_path,
-                                                     input_sha256)),
+                                                     input_sha256, run)),
               "<h2>Roles</h2>\n",
               _table(_roles_rows(result, original), ("Column", "Role", "Level",
                                                      "Order (lowest first)")),
