@@ -232,3 +232,19 @@ def test_formulas_without_a_stored_result_are_refused_naming_the_cell(tmp_path):
 def test_formulas_with_a_stored_result_read_their_values(tmp_path):
     path = _formula_book(tmp_path / "saved.xlsx", cached=True)
     assert read_table(path)["income"].tolist() == [1000] * 30
+
+
+def test_text_cells_read_as_missing_values_are_said(tmp_path):
+    """'NA' and 'None' are pandas' marks of a missing value, and read as such; in a text
+    column they may be values (North America), so the read says which and how many."""
+    from core.io import read_table_with_report
+    path = tmp_path / "regions.csv"
+    path.write_text("id,age,region,score\n1,20,NA,3\n2,30,EU,4\n3,40,None,\n4,50,,5\n"
+                    "5,60,NA,1\n", encoding="utf-8")
+    table, report = read_table_with_report(path)
+    assert table["region"].isna().sum() == 4 and table["score"].isna().sum() == 1
+    (note,) = [n for n in report.notes if "read as missing values" in n]
+    assert note.startswith("Column 'region': 3 cell(s) were read as missing values because "
+                           "they say 'NA' (2), 'None' (1)")
+    path.write_text("id,region\n1,EU\n2,\n3,US\n", encoding="utf-8")
+    assert not [n for n in read_table_with_report(path)[1].notes if "missing" in n]

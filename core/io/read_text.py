@@ -86,10 +86,47 @@ def read_text(path: Path, *, encoding: str | None, delimiter: str | None,
         recorder.note(_format_note(name, verdict, parse_decimal))
     for note in notes:
         recorder.note(note)
+    for note in _missing_markers(path, layout, names, table):
+        recorder.note(note)
     if layout.trailing_empty:
         rows = "row" if layout.trailing_empty == 1 else "rows"
         recorder.note(f"Dropped {layout.trailing_empty} empty {rows} at the end of the file.")
     return table
+
+
+def _missing_markers(path: Path, layout: Layout, names: list[str],
+                     table: pd.DataFrame) -> list[str]:
+    """A note for every text column in which cells that are not empty were read as
+    missing values: pandas' markers ('NA', 'None', 'null', ...), which may also be a
+    value (NA for North America, Namibia's country code). Only text columns with a
+    missing value are read again, as written."""
+    text = [n for n in names if (table[n].dtype == object or
+                                 pd.api.types.is_string_dtype(table[n]))
+            and table[n].isna().any()]
+    if not text:
+        return []
+    try:
+        written = pd.read_csv(
+            io.StringIO(layout.text[:layout.end]) if layout.text is not None else path,
+            sep=layout.delimiter, encoding=None if layout.text is not None
+            else layout.encoding, header=None, names=names, skiprows=layout.skip + 1,
+            index_col=False, skipinitialspace=True, usecols=text, dtype=str,
+            keep_default_na=False, na_values=[""], nrows=len(table))
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError):
+        return []  # (the first read succeeded; a note is not worth a refusal)
+    notes = []
+    for name in text:
+        cells = written[name][table[name].isna().to_numpy() & written[name].notna()
+                              .to_numpy()].str.strip()
+        if cells.empty:
+            continue
+        counts = cells.value_counts()
+        shown = ", ".join(f"'{marker}' ({count:,})" for marker, count in counts.items())
+        notes.append(f"Column '{name}': {len(cells):,} cell(s) were read as missing values "
+                     f"because they say {shown}, the usual marks of a missing value. If "
+                     "they are values (NA for North America, say), recode them in the file "
+                     "and open it again.")
+    return notes
 
 
 def _sample_verdicts(path: Path, layout: Layout, names: list[str], decimal, thousands
