@@ -248,3 +248,16 @@ def test_text_cells_read_as_missing_values_are_said(tmp_path):
                            "they say 'NA' (2), 'None' (1)")
     path.write_text("id,region\n1,EU\n2,\n3,US\n", encoding="utf-8")
     assert not [n for n in read_table_with_report(path)[1].notes if "missing" in n]
+
+
+def test_a_late_minus_zero_leaves_no_empty_format_note(tmp_path):
+    """A column the sample shows as whole numbers and whose '-0.0' comes later is read
+    again as text; its numbers need no separator, so no "uses ." note is left."""
+    from core.io import read_table_with_report
+    rows = [f"{i},{20 + i % 30},{1000 + i}" for i in range(2400)]
+    rows[2000] = "2000,40,-0.0"
+    path = tmp_path / "late.csv"
+    path.write_text("id,age,income\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    table, report = read_table_with_report(path)
+    assert table["income"].iloc[2000] == 0.0 and table["income"].dtype.kind == "f"
+    assert not [n for n in report.notes if n.endswith("uses .")]

@@ -83,7 +83,9 @@ def read_text(path: Path, *, encoding: str | None, delimiter: str | None,
                  (used[0] if len(used) == 1 else None),
                  "given" if thousands is not None else "detected")
     for name, verdict in checked.items():
-        recorder.note(_format_note(name, verdict, parse_decimal))
+        note = _format_note(name, verdict, parse_decimal)
+        if note:
+            recorder.note(note)
     for note in notes:
         recorder.note(note)
     for note in _missing_markers(path, layout, names, table):
@@ -291,13 +293,15 @@ def _refusal(path: Path, name: str, verdict: Verdict, decimal, thousands,
             "the file, or pass --decimal and --thousands to say how numbers are written.")
 
 
-def _format_note(name: str, verdict: Verdict, parse_decimal: str) -> str:
+def _format_note(name: str, verdict: Verdict, parse_decimal: str) -> str | None:
+    """What a converted column's numbers are written with, or None when nothing is
+    worth saying (plain numbers read as text first, e.g. for a late ``-0.0``)."""
     parts = []
     if verdict.format.thousands:
         parts.append(f"{describe_separator(verdict.format.thousands)} as thousands separator")
     if verdict.shows_decimal and verdict.shows_decimal != parse_decimal:
         parts.append(f"'{verdict.shows_decimal}' as decimal mark")
-    return f"Column '{name}' uses {' and '.join(parts)}."
+    return f"Column '{name}' uses {' and '.join(parts)}." if parts else None
 
 
 def _first_line(layout: Layout, index: int, value: str) -> int | str:
