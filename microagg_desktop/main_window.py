@@ -635,21 +635,17 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
     def ask_to_close(self, reasons: list[str]) -> str:
         """Ask what to do with unsaved work: "save", "discard" or "cancel" (tests
         replace this)."""
-        box = QMessageBox(QMessageBox.Icon.Warning, APP_TITLE,
-                          "Close MicroAgg Desktop?\n\n" + "\n".join(f"• {r}" for r in reasons),
-                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
-                          | QMessageBox.StandardButton.Cancel, self)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        answer = box.exec()
-        return {QMessageBox.StandardButton.Save: "save",
-                QMessageBox.StandardButton.Discard: "discard"}.get(answer, "cancel")
+        return self._ask_about_work("Close MicroAgg Desktop?", reasons)
 
     def ask_to_replace(self, reasons: list[str]) -> str:
         """Ask what to do with unsaved work before another table replaces this one:
         "save", "discard" or "cancel" (tests replace this)."""
+        return self._ask_about_work(
+            "Open another table? This session's runs are then closed.", reasons)
+
+    def _ask_about_work(self, question: str, reasons: list[str]) -> str:
         box = QMessageBox(QMessageBox.Icon.Warning, APP_TITLE,
-                          "Open another table? This session's runs are then closed.\n\n"
-                          + "\n".join(f"• {r}" for r in reasons),
+                          question + "\n\n" + "\n".join(f"• {r}" for r in reasons),
                           QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
                           | QMessageBox.StandardButton.Cancel, self)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
