@@ -119,3 +119,10 @@ def test_the_command_line_declares_codes_nominal_for_anonymize_verify_and_measur
         run["max_emd"]["dx"])
     assert run["max_emd"]["dx"] == pytest.approx(
         _nominal_emd(pd.read_csv(out), ["a", "b"], "dx"))
+
+
+def test_laplace_noise_on_a_column_of_codes_is_refused():
+    table = pd.DataFrame({"a": np.arange(20.0), "dx": np.arange(20) % 4 + 1})
+    roles = RoleSpec(quasi_identifiers=("a",), confidential=("dx",), levels={"dx": "nominal"})
+    with pytest.raises(MicroaggError, match="'dx' is declared nominal .* no code"):
+        anonymize(table, roles, "mdav", k=4, dp_epsilon=1.0, confidential_bounds={"dx": (1, 4)})

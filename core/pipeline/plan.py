@@ -172,6 +172,12 @@ def _noise_plan(table, roles, spec, epsilon, bounds) -> dict[str, Any] | None:
     if not spec.guarantee.accepts_noise:
         raise MicroaggError("Differential privacy noise is added after a k-anonymity "
                             "method; choose one of those (e.g. MDAV).")
+    codes = [c for c, kind in (roles.confidential_kinds or {}).items() if kind == "nominal"]
+    if codes:
+        raise MicroaggError(
+            f"Confidential column '{codes[0]}' is declared nominal (codes without an "
+            "order): Laplace noise would release values that are no code. Leave the noise "
+            "off, or declare the column numeric if its values are quantities.")
     bounds = check_noise_inputs(table, bounds, epsilon=epsilon,
                                 confidential=list(roles.confidential))
     return {"epsilon": float(epsilon), "bounds": bounds}
