@@ -227,6 +227,14 @@ def what_will_happen(spec: Method, values: Mapping[str, Any], *, n_records: int 
         lines.append("To reach t, groups whose confidential distribution is too far from "
                      "the whole table's are merged, so groups may grow well beyond k "
                      "(the smaller t, the larger the groups).")
+    if guarantee.t_kind == "emd" and confidential:
+        declared = [c for c, kind in (roles.confidential_kinds or {}).items()
+                    if kind == "nominal"]
+        lines.append("t is measured on each confidential attribute by the ordered distance "
+                     "for numbers and the equal distance for text and for codes declared "
+                     "Nominal on the Roles tab"
+                     + (f" (declared: {_names(declared)})." if declared else
+                        " (none declared)."))
     if guarantee.t_kind == "multiplicative":
         lines.append("The confidential attribute is released as its bucket (a range), "
                      "not its exact value; groups may be larger than k.")

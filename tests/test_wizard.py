@@ -316,3 +316,18 @@ def test_every_panel_control_has_a_name_and_tooltip(panel):
         for control in controls:
             assert control.accessibleName(), control
             assert control.toolTip(), control.accessibleName()
+
+
+def test_what_will_happen_says_how_t_is_measured():
+    from core.data.roles import RoleSpec
+    tfirst = get_method("tc-tfirst")
+    lines = what_will_happen(tfirst, {"k": 3, "t": 0.2}, n_records=600, roles=ROLES)
+    assert any(line.startswith("t is measured on each confidential attribute by the "
+                               "ordered distance") and line.endswith("(none declared).")
+               for line in lines)
+    codes = RoleSpec(quasi_identifiers=ROLES.quasi_identifiers, confidential=("dx", "pay"),
+                     levels={"dx": "nominal"})
+    lines = what_will_happen(tfirst, {"k": 3, "t": 0.2}, n_records=600, roles=codes)
+    assert any(line.endswith("(declared: 'dx').") for line in lines)
+    mdav = what_will_happen(get_method("mdav"), {"k": 3}, n_records=600, roles=codes)
+    assert not any(line.startswith("t is measured") for line in mdav)
