@@ -32,7 +32,7 @@ from pathlib import Path
 from core.errors import MicroaggError
 
 __all__ = ["Layout", "Record", "sniff", "split_records", "DELIMITERS", "line_of_offset",
-           "check_short_records"]
+           "detect_encoding"]
 
 # In the order that wins a tie: a file that splits as well on ';' as on ',' is one with
 # decimal commas.
@@ -415,4 +415,3 @@ def _empty_tail(text: str, delimiter: str, base: int) -> tuple[int | None, int, 
             return (None if cut is None else base + cut), count, False
         count, cut = count + 1, start
     return (None if cut is None else base + cut), count, base > 0
-

@@ -107,15 +107,7 @@ def _missing_markers(path: Path, layout: Layout, names: list[str],
             and table[n].isna().any()]
     if not text:
         return []
-    try:
-        written = pd.read_csv(
-            io.StringIO(layout.text[:layout.end]) if layout.text is not None else path,
-            sep=layout.delimiter, encoding=None if layout.text is not None
-            else layout.encoding, header=None, names=names, skiprows=layout.skip + 1,
-            index_col=False, skipinitialspace=True, usecols=text, dtype=str,
-            keep_default_na=False, na_values=[""], nrows=len(table))
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError):
-        return []  # (the first read succeeded; a note is not worth a refusal)
+    written = _parse(path, layout, names, ".", text, usecols=text, as_written=True)
     notes = []
     for name in text:
         cells = written[name][table[name].isna().to_numpy() & written[name].notna()
@@ -157,7 +149,10 @@ def _needs_conversion(verdict: Verdict, parse_decimal: str) -> bool:
 
 
 def _parse(path: Path, layout: Layout, names: list[str], decimal: str, as_text: list[str],
-           usecols: list[str] | None = None, state: TaskState | None = None) -> pd.DataFrame:
+           usecols: list[str] | None = None, state: TaskState | None = None,
+           as_written: bool = False) -> pd.DataFrame:
+    """The file's rows as pandas reads them; ``as_written``: only empty cells missing
+    (pandas' markers such as 'NA' kept as text), for :func:`_missing_markers`."""
     if layout.text is not None:
         source, encoding = io.StringIO(layout.text[:layout.end]), None
     elif layout.end is not None:
@@ -177,7 +172,9 @@ def _parse(path: Path, layout: Layout, names: list[str], decimal: str, as_text: 
         return pd.read_csv(source, sep=layout.delimiter, encoding=encoding, decimal=decimal,
                            header=None, names=names, skiprows=layout.skip + 1,
                            index_col=False, skipinitialspace=True, usecols=usecols,
-                           dtype={name: str for name in as_text} or None)
+                           dtype={name: str for name in as_text} or None,
+                           **({"keep_default_na": False, "na_values": [""]} if as_written
+                              else {}))
     except pd.errors.ParserError as error:
         raise MicroaggError(_parser_message(path, layout, str(error))) from None
     except UnicodeDecodeError:

@@ -173,9 +173,8 @@ def same_values(a: pd.Series, b: pd.Series) -> bool:
     text read back is no longer categorical. So numbers are compared as numbers (an
     integer with a float only where the float is that integer exactly, a float32 with
     another float at float32's precision, missing with missing) and anything else as
-    its values; ``Series.equals``,
-    which also compares dtypes, called such a column changed, and the t-closeness
-    verifier refused the product's own export.
+    its values; ``Series.equals``, which also compares dtypes, called such a column
+    changed, and the t-closeness verifier refused the product's own export.
 
     Examples
     --------
