@@ -92,8 +92,7 @@ def run_measure(args: argparse.Namespace) -> int:
     levels, orders = levels_from_args(args)
     roles = RoleSpec(quasi_identifiers=tuple(args.qi), confidential=tuple(args.confidential),
                      strata=tuple(args.strata), levels=levels, orders=orders)
-    result = measure(original, masked, roles, kinds=roles.confidential_kinds,
-                     known=args.known, scenarios=args.scenarios,
+    result = measure(original, masked, roles, known=args.known, scenarios=args.scenarios,
                      scenario_size=args.scenario_size, n_scenarios=args.n_scenarios,
                      seed=args.seed, interval=args.interval)
     if args.summary_json:

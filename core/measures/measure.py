@@ -232,7 +232,8 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
     interval : float
         ID interval half-width in percent of the records, in rank terms (0 < interval ≤ 100).
     kinds : optional
-        Distance kind per confidential column, as in :func:`core.privacy.attributes.tclose_attributes`.
+        Distance kind per confidential column, as in :func:`core.privacy.attributes.tclose_attributes`;
+        by default the distances ``roles`` declares (:attr:`RoleSpec.confidential_kinds`).
     encoding : Encoding, optional
         ``original``'s quasi-identifiers measured (:func:`core.data.encoding.encode`); made
         here when not given.
@@ -318,7 +319,9 @@ def measure(original: pd.DataFrame, masked: pd.DataFrame, roles: RoleSpec, *,
         if ahead is None or not ahead.serves(encoding, scenario_sets):
             ahead = MeasuresAhead(encoding, scenario_sets, helpers)
         figures = _measure(original, masked, roles, qi, scenario_sets, encoding, raw,
-                           raw_masked, Z, interval, kinds, state, helpers, ahead,
+                           raw_masked, Z, interval,
+                           roles.confidential_kinds if kinds is None else kinds, state,
+                           helpers, ahead,
                            classes_of, release_classes)
     except BaseException:  # cancelled or failed: the helpers' work is not waited for
         helpers.shutdown(wait=False, cancel_futures=True)

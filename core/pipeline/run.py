@@ -160,8 +160,7 @@ def _run(plan: RunPlan, state: TaskState, started: float, ahead: MeasuresAhead,
         classes=classes, values=values))
     state.step(0.85, "measuring disclosure risk and utility")
     measures = measure(table, released, roles, known=list(plan.scenarios),
-                       seed=plan.seed, kinds=roles.confidential_kinds,
-                       encoding=plan.encoding, state=state.sub(0.85, 0.95),
+                       seed=plan.seed, encoding=plan.encoding, state=state.sub(0.85, 0.95),
                        ahead=ahead, classes_of=classes_of,
                        release_classes=classes,
                        released_values=values)

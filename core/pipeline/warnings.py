@@ -207,9 +207,8 @@ def _revealing_columns(table: pd.DataFrame, released: pd.DataFrame,
 
 def _monotone(column: str, qi: str, table: pd.DataFrame, ranks: dict) -> bool:
     """Whether numeric ``column`` is a strictly monotone function of numeric ``qi``
-    (module notes): their dense ranks equal, or reversed, missing where the other's is.
-    The ranks of the first rows (kept in ``ranks`` for the other pairs) refute most
-    pairs before the whole columns are ranked."""
+    (module notes). The ranks of the first rows (kept in ``ranks`` for the other pairs)
+    refute most pairs before the whole columns are ranked."""
     for c in (column, qi):
         if c not in ranks:
             series = table[c]
@@ -217,23 +216,22 @@ def _monotone(column: str, qi: str, table: pd.DataFrame, ranks: dict) -> bool:
                        and not pd.api.types.is_bool_dtype(series))
             ranks[c] = series.iloc[:_SAMPLE].rank(method="dense").to_numpy() \
                 if numeric else None
-    if ranks[column] is None or ranks[qi] is None:
+    if ranks[column] is None or ranks[qi] is None or \
+            not _same_order(ranks[column], ranks[qi]):
         return False
-    for whole in (False, True):
-        if whole:
-            if len(table) <= _SAMPLE:
-                break
-            a, b = (table[c].rank(method="dense").to_numpy() for c in (column, qi))
-        else:
-            a, b = ranks[column], ranks[qi]
-        gaps = np.isnan(a)
-        if not np.array_equal(gaps, np.isnan(b)) or gaps.all():
-            return False
-        a, b = a[~gaps], b[~gaps]
-        if b.max() < _MONOTONE_FROM or not (np.array_equal(a, b)
-                                            or np.array_equal(a, b.max() + 1 - b)):
-            return False
-    return True
+    return len(table) <= _SAMPLE or _same_order(
+        *(table[c].rank(method="dense").to_numpy() for c in (column, qi)))
+
+
+def _same_order(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether dense ranks ``a`` and ``b`` are equal or reversed, missing where the
+    other's is, with at least ``_MONOTONE_FROM`` distinct values."""
+    gaps = np.isnan(a)
+    if not np.array_equal(gaps, np.isnan(b)) or gaps.all():
+        return False
+    a, b = a[~gaps], b[~gaps]
+    return b.max() >= _MONOTONE_FROM and (np.array_equal(a, b)
+                                          or np.array_equal(a, b.max() + 1 - b))
 
 
 def _codes(series: pd.Series) -> np.ndarray:
