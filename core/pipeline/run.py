@@ -148,9 +148,11 @@ def _run(plan: RunPlan, state: TaskState, started: float, ahead: MeasuresAhead,
     # smallest meaningful class size, 2. A per-attribute method promises nothing per
     # attribute that matters to an intruder who knows several: verify the whole table.
     # The release's values and classes are found once, for both (the classes first on
-    # the helper, while the measures begin here).
+    # the helper, while the measures begin here). The groups only tell the classes'
+    # search where to look: every record's released row is compared with its group's
+    # first, and the classes are the table's whatever the groups were.
     values = plan.encoding.values_of(released)
-    classes = partial(Work(helper, frame_classes, released,
+    classes = partial(Work(helper, partial(frame_classes, candidates=labels), released,
                            list(roles.quasi_identifiers) + list(roles.strata)).result, state)
     verifying = Work(helper, partial(
         spec.guarantee.check, table, released, roles, k=2 if spec.masks_values else plan.k,

@@ -151,8 +151,62 @@ def _group_rows(words, h):
     return inverse, counts[:m].copy(), first[:m].copy()
 
 
+def _candidate_heads(words, candidates, m):
+    """The first row of every candidate class (``candidates`` in 0..m−1), ascending,
+    and those rows by candidate (m × c, C order); an empty array of first rows when
+    some row is not equal (as :func:`_group_rows` compares) to its candidate's first
+    row. The first rows are copied out once, so each row is compared with one
+    contiguous row (``words`` is stored column by column)."""
+    n, c = words.shape
+    head = np.full(m, -1, dtype=np.int64)
+    heads = np.empty(n, dtype=np.int64)
+    used = 0
+    for i in range(n):
+        g = candidates[i]
+        if head[g] < 0:
+            head[g] = i
+            heads[used] = i
+            used += 1
+    rows = np.zeros((m, c), dtype=np.uint64)
+    for j in range(c):
+        for g in range(m):
+            if head[g] >= 0:
+                rows[g, j] = words[head[g], j]
+    for i in range(n):
+        g = candidates[i]
+        for j in range(c):
+            a = rows[g, j]
+            b = words[i, j]
+            if a != b and not (a << np.uint64(1) == 0 and b << np.uint64(1) == 0):
+                return np.empty(0, dtype=np.int64), rows
+    return heads[:used].copy(), rows
+
+
 _hash_rows_compiled = kernel(_hash_rows)
 _group_rows_compiled = kernel(_group_rows)
+_candidate_heads_compiled = kernel(_candidate_heads)
+
+
+def _classes_of_candidates(words: np.ndarray, candidates: np.ndarray) -> DistinctRows | None:
+    """:func:`_classes_in_first_order` of ``words`` found through ``candidates``
+    (:func:`frame_classes`), or None when a row differs from its candidate's first row.
+
+    The candidates' first rows, ascending, are grouped as any rows are; each class is
+    then numbered by its first candidate's first row, which is its first row.
+    """
+    if (candidates.ndim != 1 or len(candidates) != len(words) or candidates.min() < 0
+            or candidates.max() >= len(words)):
+        return None
+    m = int(candidates.max()) + 1
+    heads, rows = _candidate_heads_compiled(words, candidates, m)
+    if not len(heads):
+        return None
+    found = _classes_in_first_order(rows[candidates[heads]], floats=False)
+    class_of = np.empty(m, dtype=np.int64)
+    class_of[candidates[heads]] = found.inverse
+    inverse = class_of[candidates]
+    counts = np.bincount(inverse, minlength=found.n_classes).astype(np.int64)
+    return DistinctRows(inverse, counts, heads[found.first])
 
 
 def _hashes(words: np.ndarray, floats: bool) -> tuple[np.ndarray, bool]:
@@ -353,20 +407,34 @@ def frame_keys(frame: pd.DataFrame, columns) -> np.ndarray:
     return words
 
 
-def frame_classes(frame: pd.DataFrame, columns) -> DistinctRows:
+def frame_classes(frame: pd.DataFrame, columns, *,
+                  candidates: np.ndarray | None = None) -> DistinctRows:
     """Classes of ``frame.groupby(list(columns), dropna=False, sort=False).ngroup()``.
 
     Numbered by first appearance, as that call numbers them.
+
+    ``candidates`` (optional, one non-negative integer per row) is a guess at the
+    classes, e.g. the groups a release was aggregated from. It only says where to look,
+    as the hash does: every row is compared with the first row of its candidate, and
+    only those first rows are then hashed (candidates with equal rows are one class).
+    When some row differs from its candidate's first row, the guess is dropped and
+    every row is hashed. The classes are the same either way (a function of ``frame``
+    alone); a right guess of 200,000 groups of a 1,000,000-row release hashes
+    200,000 rows instead of 1,000,000.
 
     Examples
     --------
     >>> t = pd.DataFrame({"a": [1.0, 2.0, 1.0], "b": ["x", "y", "x"]})
     >>> frame_classes(t, ["a", "b"]).counts.tolist()
     [2, 1]
+    >>> frame_classes(t, ["a", "b"], candidates=np.array([0, 1, 2])).counts.tolist()
+    [2, 1]
     """
     words = frame_keys(frame, list(columns))
     if _group_rows_compiled is not None:
-        return _classes_in_first_order(words, floats=False)
+        found = (None if candidates is None or not len(words) else
+                 _classes_of_candidates(words, np.asarray(candidates, dtype=np.int64)))
+        return found if found is not None else _classes_in_first_order(words, floats=False)
     found = _classes_of_words(words)
     if found is None:
         ids = frame.groupby(list(columns), dropna=False, sort=False).ngroup().to_numpy()
