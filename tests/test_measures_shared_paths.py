@@ -151,6 +151,66 @@ def test_frame_classes_are_groupby_classes_with_missing_values(seed, n):
         assert found.counts.tolist() == np.bincount(ids.to_numpy()).tolist()
 
 
+def _guess(rng, truth: np.ndarray, kind: str) -> np.ndarray:
+    """A guess at the classes: the groups the rows came from, split, merged, or noise."""
+    n = len(truth)
+    if kind == "groups":
+        return truth
+    if kind == "split":  # each group cut in two: right, only finer
+        return 2 * truth + rng.integers(0, 2, n)
+    if kind == "merged":  # two groups as one: wrong wherever their rows differ
+        return truth // 2
+    return rng.integers(0, max(1, n // 2), n)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 80),
+       st.sampled_from(["groups", "split", "merged", "noise"]))
+def test_frame_classes_through_candidates_are_groupby_classes(seed, n, kind):
+    """A guess at the classes only says where to look: right, finer or wrong, the
+    classes (and their numbering by first row) are groupby's."""
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, max(1, n // 3), n)
+    pick = rng.integers(0, 3, truth.max() + 1)  # each group's row, from few values
+    t = pd.DataFrame({"a": np.array([0.0, -0.0, np.nan])[pick][truth],
+                      "b": np.array(["x", "y", None], dtype=object)[pick[::-1]][truth],
+                      "c": rng.integers(0, 2, n)})
+    t.loc[rng.random(n) < 0.05, "a"] = 2.5  # a few rows unlike their group's
+    guess = _guess(rng, truth, kind)
+    for columns in (["a"], ["a", "b"], ["a", "b", "c"]):
+        ids = t.groupby(columns, dropna=False, sort=False).ngroup().to_numpy()
+        found = frame_classes(t, columns, candidates=guess)
+        assert found.inverse.tolist() == ids.tolist()
+        assert found.counts.tolist() == np.bincount(ids).tolist()
+        assert found.first.tolist() == [int(np.flatnonzero(ids == c)[0])
+                                        for c in range(ids.max() + 1)]
+
+
+@pytest.mark.skipif(rows._group_rows_compiled is None, reason="compiled path off")
+def test_a_right_guess_hashes_only_the_first_row_of_each_candidate(monkeypatch):
+    """Groups of 5 equal rows, two groups sharing a row: 20 rows hashed, not 100; a
+    guess some row contradicts is dropped and every row is hashed."""
+    hashed = []
+
+    def counted(words, floats):
+        hashed.append(len(words))
+        return rows._hash_rows_compiled(words, floats)
+
+    monkeypatch.setattr(rows, "_hashes", counted)
+    groups = np.repeat(np.arange(20), 5)
+    values = np.arange(20.0)
+    values[7] = values[3]  # groups 3 and 7 release the same row: one class
+    t = pd.DataFrame({"a": values[groups], "b": (values[groups] > 9).astype(int)})
+    found = frame_classes(t, ["a", "b"], candidates=groups)
+    assert hashed == [20] and found.n_classes == 19 and found.counts[3] == 10
+    wrong = groups.copy()
+    wrong[12] = 0  # a row of group 2 guessed into group 0
+    hashed.clear()
+    assert frame_classes(t, ["a", "b"], candidates=wrong).inverse.tolist() == \
+        found.inverse.tolist()
+    assert hashed == [100]
+
+
 # ----------------------------------------------------------------- record linkage
 @settings(max_examples=80, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 90), st.integers(1, 3),
@@ -436,6 +496,28 @@ def test_group_sums_add_each_groups_values_in_input_order(seed, n, d, spread):
     with np.errstate(invalid="ignore", divide="ignore"):
         expected = reference[0] / reference[1][:, None]
     assert group_means(values, labels).tobytes() == expected.tobytes()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 300), st.integers(0, 4))
+def test_released_columns_are_the_group_values_gathered(seed, n, d):
+    """Both paths give ``means[:, j][labels]`` for every column, bit for bit (NaN,
+    −0.0 and infinities included), each row contiguous."""
+    import core.data.aggregate as aggregate_code
+    rng = np.random.default_rng(seed)
+    groups = max(n // 3, 1)
+    means = rng.choice([0.5, -0.0, np.nan, np.inf, 1e300, -7.25], (groups, d))
+    labels = rng.integers(0, groups, n)
+    expected = [means[:, j][labels] for j in range(d)]
+    real = aggregate_code._spread_compiled
+    try:
+        for compiled in (real, None):
+            aggregate_code._spread_compiled = compiled
+            spread = aggregate_code.released_columns(means, labels)
+            assert spread.shape == (d, n) and spread.flags.c_contiguous
+            assert all(spread[j].tobytes() == expected[j].tobytes() for j in range(d))
+    finally:
+        aggregate_code._spread_compiled = real
 
 
 def test_group_means_refuses_a_negative_label():

@@ -20,7 +20,7 @@ from core.data.categories import group_aggregate_codes, released_series
 from core.data.encoding import Encoding
 from core.data.prepare import numeric_matrix
 
-__all__ = ["group_means", "aggregate"]
+__all__ = ["group_means", "released_columns", "aggregate"]
 
 
 def group_means(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -71,6 +71,35 @@ def _group_sums(values, labels, n_groups):
 _group_sums_compiled = kernel(_group_sums)
 
 
+def released_columns(means: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Every record's group value, column by column: row j is ``means[:, j][labels]``.
+
+    Shape (n_attributes, n_records), each row contiguous (a released column). Compiled,
+    one pass over the records reads each record's group row once; the numpy path
+    gathers each column from a contiguous copy (a column of ``means`` read through its
+    stride touches a cache line per value). A copy either way: the same bits.
+    """
+    labels = labels.astype(np.int64, copy=False)
+    if _spread_compiled is not None and means.ndim == 2:
+        return _spread_compiled(np.ascontiguousarray(means, dtype=np.float64), labels)
+    by_column = np.ascontiguousarray(means.T)
+    return np.stack([row[labels] for row in by_column]) if len(by_column) else \
+        np.empty((0, len(labels)))
+
+
+def _spread(means, labels):
+    d = means.shape[1]
+    out = np.empty((d, labels.shape[0]))
+    for i in range(labels.shape[0]):
+        g = labels[i]
+        for j in range(d):
+            out[j, i] = means[g, j]
+    return out
+
+
+_spread_compiled = kernel(_spread)
+
+
 def aggregate(
     table: pd.DataFrame,
     labels: np.ndarray,
@@ -114,10 +143,10 @@ def aggregate(
                 positions = [encoding.names.index(c) for c in numeric]
                 raw = (encoding.values if positions == list(range(len(encoding.names)))
                        else encoding.values[:, positions])
-            means = group_means(raw, block_labels)  # one row per group
-            for j, column in enumerate(numeric):  # each column read out on its own
-                masked[column] = pd.Series(means[:, j][block_labels], index=table.index,
-                                           name=column, copy=False)
+            spread = released_columns(group_means(raw, block_labels), block_labels)
+            for j, column in enumerate(numeric):
+                masked[column] = pd.Series(spread[j], index=table.index, name=column,
+                                           copy=False)
         for column in categorical:
             coding = encoding.attribute(column)
             codes = encoding.values[:, encoding.names.index(column)].astype(np.int64)
