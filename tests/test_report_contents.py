@@ -60,6 +60,26 @@ def test_the_report_holds_what_a_release_board_asks_for(tmp_path, sample_path, s
     assert 'src="http' not in page and "<script" not in page
 
 
+def test_the_roles_say_how_each_confidential_columns_emd_is_measured(survey):
+    """A confidential column's level is the distance its EMD is measured by: ordered
+    for numbers, equal for text, and the declared one (codes declared nominal)."""
+    table = survey.assign(dx_code=survey["diagnosis"].astype("category").cat.codes)
+    roles = RoleSpec(quasi_identifiers=QI, identifiers=("person_id",),
+                     confidential=("health_spending", "diagnosis", "dx_code"),
+                     non_confidential=("region",), levels={"dx_code": "nominal"})
+    result = anonymize(table.drop(columns=[]), roles, "tc-merge", k=5, t=0.4)
+    page = report_html(result, original=table)
+    for column, level in (("health_spending", "numeric, ordered distance"),
+                          ("diagnosis", "nominal, equal distance"),
+                          ("dx_code", "nominal, equal distance, declared")):
+        assert re.search(rf"<th>{column}</th><td>confidential</td><td>{level}</td>",
+                         page), column
+    summary = dict(summary_frame(result).itertuples(index=False, name=None))
+    assert summary["Confidential"] == (
+        "health_spending (numeric, ordered distance), diagnosis (nominal, equal "
+        "distance), dx_code (nominal, equal distance, declared)")
+
+
 def test_resources_mode_names_the_images(tfirst, survey):
     page, images = report_html(tfirst, original=survey, images="resources")
     assert set(images) == {"group-sizes.png", "closeness.png", "changes.png", "scatter.png"}

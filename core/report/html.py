@@ -27,7 +27,8 @@ from core.progress import TaskState
 from core.report import plots as _plots
 from core.report.meanings import meaning
 from core.report.provenance import file_sha256, software_version
-from core.report.summary import blocks_text, option_label, option_text, summary_frame
+from core.report.summary import (blocks_text, distance_text, option_label, option_text,
+                                 summary_frame)
 
 __all__ = ["report_html", "report_figures"]
 
@@ -130,8 +131,11 @@ def _roles_rows(result, original) -> list[tuple[str, str, str, str]]:
         if column in roles.quasi_identifiers:
             level = result.levels.get(column, "numeric")
             order = " < ".join(map(str, result.orders.get(column, ())))
+        elif column in roles.confidential:
+            level = distance_text(result, column)
         rows.append((column, role, level, order))
     return rows
+
 
 
 def _method_rows(result) -> tuple[list, list]:

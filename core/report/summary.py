@@ -11,7 +11,7 @@ from core.methods.registry import get_method
 from core.pipeline import AnonymizationResult
 from core.report.provenance import software_version
 
-__all__ = ["summary_frame", "option_text"]
+__all__ = ["summary_frame", "option_text", "distance_text"]
 
 
 def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFrame:
@@ -33,7 +33,8 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
     rows += [(f"Order of ordinal '{c}' (lowest first)", " < ".join(map(str, order)))
              for c, order in result.orders.items()]
     rows += [
-        ("Confidential", ", ".join(roles.confidential)),
+        ("Confidential", ", ".join(f"{c} ({distance_text(result, c)})"
+                                   for c in roles.confidential)),
         ("Identifiers (dropped)", ", ".join(roles.identifiers)),
         ("Strata", ", ".join(roles.strata)),
         ("Attribute blocks", blocks_text(result)),
@@ -153,3 +154,17 @@ def option_text(value) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(option_text(v) for v in value)
     return str(value)
+
+
+def distance_text(result, column: str) -> str:
+    """How the EMD of a confidential column of ``result`` is measured: by the distance
+    declared for it, or by the default that the t-closeness methods, the verifier and
+    the measures take of its released values (ordered for numbers, equal otherwise;
+    :meth:`core.privacy.attributes.TCloseAttribute.from_values`)."""
+    declared = (result.roles.confidential_kinds or {}).get(column)
+    masked = result.masked
+    kind = declared or ("numerical" if column in masked.columns
+                        and pd.api.types.is_numeric_dtype(masked[column]) else "nominal")
+    text = ("numeric, ordered distance" if kind == "numerical" else
+            "nominal, equal distance")
+    return text + (", declared" if declared else "")
