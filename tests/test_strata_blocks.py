@@ -49,6 +49,46 @@ def test_small_stratum_is_named_with_the_nearest_and_can_be_merged(survey):
     assert verify_k_anonymity(table, result.masked, roles, 5).passed
 
 
+@pytest.mark.parametrize("strata, columns", [
+    ({"s1": ["North / East"] * 4 + ["North"] * 4, "s2": ["urban"] * 4 + ["East / urban"] * 4},
+     ("s1", "s2")),
+    ({"s": pd.Series([1] * 4 + ["1"] * 4, dtype=object)}, ("s",)),
+    ({"s": pd.Series([np.nan] * 4 + ["nan"] * 4, dtype=object)}, ("s",)),
+])
+def test_strata_that_print_alike_are_still_two_strata(strata, columns):
+    """Strata are told apart by their values, not by their printed names: 1 beside "1",
+    NaN beside "nan", "a / b" beside "a" and "b" are two strata each of 4 records."""
+    table = pd.DataFrame({"age": [20, 21, 22, 23, 60, 61, 62, 63], **strata})
+    result = anonymize(table, RoleSpec(quasi_identifiers=("age",), strata=columns), k=2)
+    assert result.verification.passed
+    assert result.masked["age"].tolist() == [20.5, 20.5, 22.5, 22.5, 60.5, 60.5, 62.5, 62.5]
+
+
+def test_merged_strata_that_print_alike_get_one_stratum_value():
+    """A stratum of 1 merged into the stratum "1": every record of the merge releases
+    one value, so the merged records form classes of k."""
+    table = pd.DataFrame({"age": [20, 21, 22, 23, 24],
+                          "s": pd.Series([1] + ["1"] * 4, dtype=object)})
+    result = anonymize(table, RoleSpec(quasi_identifiers=("age",), strata=("s",)), k=2,
+                       merge_small_strata=True)
+    assert result.verification.passed and result.masked["s"].tolist() == ["1"] * 5
+    assert result.strata_merges == ("Strata merged in column 's': 1.",)
+
+
+@pytest.mark.parametrize("role, message", [
+    ("identifiers", "both a stratum, released as it is, and an identifier"),
+    ("confidential", "cannot be both a stratum and confidential"),
+])
+def test_a_stratum_that_is_an_identifier_or_confidential_is_refused(role, message):
+    """An identifier is dropped, so it cannot be released as a stratum; a confidential
+    stratum would be released in classes that all share its value (and merging strata
+    would overwrite it)."""
+    table = pd.DataFrame({"age": range(8), "dx": ["A"] * 7 + ["B"]})
+    roles = RoleSpec(quasi_identifiers=("age",), strata=("dx",), **{role: ("dx",)})
+    with pytest.raises(MicroaggError, match=message):
+        anonymize(table, roles, k=2, merge_small_strata=True)
+
+
 def test_blocks_are_k_anonymous_per_block_only(survey):
     roles = RoleSpec(quasi_identifiers=QI)
     result = anonymize(survey, roles, "mdav", k=5, blocks="age,income;hours_worked,years_education")

@@ -194,7 +194,8 @@ class RoleSpec:
         """Check the specification against ``table``; raise :class:`MicroaggError` if wrong.
 
         Checks: every named column exists; no column has two roles; at least one
-        quasi-identifier; no stratum column is a quasi-identifier; measurement levels
+        quasi-identifier; no stratum column is a quasi-identifier, an identifier or
+        confidential; measurement levels
         name quasi-identifiers only; a quasi-identifier declared numeric holds numbers
         (with ``numeric_qi``, so must every quasi-identifier without a declared level).
         """
@@ -223,6 +224,16 @@ class RoleSpec:
                 raise MicroaggError(
                     f"Column '{column}' cannot be both a stratum and a quasi-identifier."
                 )
+            if column in self.identifiers:
+                raise MicroaggError(
+                    f"Column '{column}' is both a stratum, released as it is, and an "
+                    "identifier, dropped from the release. Give it one of the two roles.")
+            if column in self.confidential:
+                raise MicroaggError(
+                    f"Column '{column}' cannot be both a stratum and confidential: a "
+                    "stratum is released as it is and no group mixes its values, so every "
+                    "class would disclose it. Make it non-confidential to stratify by it, "
+                    "or choose another stratum.")
         if not self.quasi_identifiers:
             raise MicroaggError(
                 "No quasi-identifier chosen. Mark at least one column as quasi-identifier."

@@ -94,29 +94,33 @@ def strata_of(table: pd.DataFrame, roles: RoleSpec, X: np.ndarray, k: int | None
     codes = grouped.ngroup().to_numpy()
     keys = [key if isinstance(key, tuple) else (key,) for key in grouped.size().index]
     names = [" / ".join(str(v) for v in key) for key in keys]
-    # One stable sort gives every stratum's rows, in table order, at once.
+    # One stable sort gives every stratum's rows, in table order, at once. Strata are
+    # kept by their group number: two strata may print alike (1 and "1"; "a / b" and
+    # "a" beside "b"), and their names serve only the messages.
     order = np.argsort(codes, kind="stable")
     bounds = np.cumsum(np.bincount(codes, minlength=len(names)))[:-1]
-    groups = dict(zip(names, np.split(order, bounds)))
+    groups = dict(enumerate(np.split(order, bounds)))
     if k is None:
         return list(groups.values())
     while True:
-        small = [name for name, rows in groups.items() if len(rows) < k]
+        small = [code for code, rows in groups.items() if len(rows) < k]
         if not small or len(groups) == 1:
             break
-        name = min(small, key=lambda s: (len(groups[s]), s))
-        centre = X[groups[name]].mean(axis=0)
-        nearest = min((other for other in groups if other != name),
-                      key=lambda o: (float(((X[groups[o]].mean(axis=0) - centre) ** 2).sum()), o))
+        code = min(small, key=lambda s: (len(groups[s]), names[s], s))
+        centre = X[groups[code]].mean(axis=0)
+        nearest = min((other for other in groups if other != code),
+                      key=lambda o: (float(((X[groups[o]].mean(axis=0) - centre) ** 2).sum()),
+                                     names[o], o))
         if not merge_small:
             columns = ", ".join(roles.strata)
             raise SmallStratumError(
-                f"Stratum '{name}' ({columns}) has {len(groups[name])} record(s), fewer "
-                f"than k = {k}. Merge it with the nearest stratum '{nearest}' (option "
-                "'merge small strata'), recode the stratum column, or choose a smaller k.",
-                stratum=name, nearest=nearest,
+                f"Stratum '{names[code]}' ({columns}) has {len(groups[code])} record(s), "
+                f"fewer than k = {k}. Merge it with the nearest stratum '{names[nearest]}' "
+                "(option 'merge small strata'), recode the stratum column, or choose a "
+                "smaller k.",
+                stratum=names[code], nearest=names[nearest],
             )
-        groups[nearest] = np.sort(np.concatenate([groups[nearest], groups.pop(name)]))
+        groups[nearest] = np.sort(np.concatenate([groups[nearest], groups.pop(code)]))
     return list(groups.values())
 
 
@@ -130,9 +134,8 @@ def recode_merged_strata(masked: pd.DataFrame, roles: RoleSpec,
     for rows in strata:
         for column in roles.strata:
             values = masked[column].iloc[rows]
-            distinct = sorted(values.astype(str).unique())
-            if len(distinct) > 1:
-                label = " + ".join(distinct)
+            if values.nunique(dropna=False) > 1:  # 1 and "1" are two strata, one text
+                label = " + ".join(sorted(values.astype(str).unique()))
                 if masked[column].dtype != object:
                     masked[column] = masked[column].astype(object)
                 masked.iloc[rows, masked.columns.get_loc(column)] = label
