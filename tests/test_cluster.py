@@ -135,6 +135,35 @@ def test_partitioned_folders_in_and_out(scheduler, tmp_path, kind):
                           scheduler=scheduler)
 
 
+def test_overwrite_replaces_only_a_folder_of_parts_and_never_the_input(scheduler,
+                                                                       tmp_path):
+    """--overwrite replaces an earlier release's folder of parts; a folder that is or
+    holds the input, or holds anything else, is refused and left as it was."""
+    table = records(600, seed=8)
+    data = tmp_path / "data"
+    data.mkdir()
+    table.to_csv(data / "in.csv", index=False)
+    (data / "notes.txt").write_text("my notes")
+    roles = RoleSpec(quasi_identifiers=QI)
+    run = dict(roles=roles, method="mdav", k=3, block_size=300, scheduler=scheduler,
+               overwrite=True)
+    for source, output in ((data / "in.csv", data), (data, data), (data / "in.csv", tmp_path)):
+        with pytest.raises(MicroaggError, match="is or holds the input"):
+            anonymize_blocked(str(source), output=str(output), **run)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "keep.txt").write_text("keep")
+    with pytest.raises(MicroaggError, match=r"holds files that are not parts of a release "
+                                            r"\('keep.txt'\)"):
+        anonymize_blocked(str(data / "in.csv"), output=str(other), **run)
+    assert sorted(p.name for p in data.iterdir()) == ["in.csv", "notes.txt"]
+    assert [p.name for p in other.iterdir()] == ["keep.txt"]
+    out = tmp_path / "released"
+    for _ in range(2):  # the second run replaces the first run's parts
+        assert anonymize_blocked(str(data / "in.csv"), output=str(out), **run).passed
+    assert [p.name for p in out.iterdir()] == ["part-00000.csv"]
+
+
 def test_il_close_to_unblocked_mdav(scheduler):
     table = records(6000, seed=4)
     roles = RoleSpec(quasi_identifiers=QI)

@@ -61,6 +61,7 @@ from __future__ import annotations
 import time
 import warnings
 from operator import itemgetter
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -162,6 +163,10 @@ def anonymize_blocked(source, roles: RoleSpec, method: str = "mdav", *,
     if output is None and not isinstance(source, pd.DataFrame):
         raise MicroaggError("Give an output folder: a file or folder is released as a "
                             "folder of parts.")
+    if output is not None and not isinstance(source, pd.DataFrame) and \
+            _holds(output, source):
+        raise MicroaggError(f"'{output}' is or holds the input '{source}'; choose another "
+                            "output folder.")
     folder = OutputFolder(output, overwrite=overwrite) if output is not None else None
     state.step(0.0, "connecting to the Dask cluster")
     with open_session(scheduler, n_workers=n_workers, processes=processes) as session, \
@@ -394,3 +399,12 @@ def _strata(counted, roles: RoleSpec, k: int):
             f"record(s), fewer than k = {k}. Recode the stratum column or choose a "
             "smaller k (the Dask engine does not merge strata).")
     return index, counted.to_numpy(dtype=np.int64)
+
+
+def _holds(folder, path) -> bool:
+    """Whether ``folder`` is ``path`` or one of its parents."""
+    try:
+        folder, path = Path(folder).resolve(), Path(path).resolve()
+    except OSError:
+        return False
+    return folder == path or folder in path.parents

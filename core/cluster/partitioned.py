@@ -123,6 +123,15 @@ def output_format(output: str | os.PathLike, *, source_format: str,
     return "csv" if source_format == "csv" else "parquet"
 
 
+_PART = re.compile(r"part-\d+\.(csv|parquet)")
+"""The name of a part a release writes (:func:`core.cluster.stages`)."""
+
+
+def _few(names: list[str]) -> str:
+    return ", ".join(f"'{n}'" for n in names[:3]) + (f" and {len(names) - 3} more"
+                                                      if len(names) > 3 else "")
+
+
 class OutputFolder:
     """A release written as a folder of parts, atomically (module notes).
 
@@ -146,6 +155,14 @@ class OutputFolder:
         if self.target.exists() and not overwrite:
             raise MicroaggError(f"'{self.target}' already exists; choose another name or "
                                 "add --overwrite to replace it.")
+        if self.target.is_dir():
+            foreign = [p.name for p in sorted(self.target.iterdir())
+                       if not (p.is_file() and _PART.fullmatch(p.name))]
+            if foreign:
+                raise MicroaggError(
+                    f"'{self.target}' holds files that are not parts of a release "
+                    f"({_few(foreign)}); --overwrite replaces only a folder of parts "
+                    "(part-00000.csv, ...) written by a release. Choose another folder.")
         self.temporary = parent / f".{self.target.name}.partial-{uuid.uuid4().hex[:12]}"
 
     def create(self) -> Path:
