@@ -12,6 +12,7 @@ Computations run on :class:`~.worker.TaskRunner` s: ``runner`` for runs and swee
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
 
@@ -340,6 +341,24 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         return None
 
     # -- files --------------------------------------------------------------------------
+
+    def refuse_input_path(self, path) -> bool:
+        """True, after telling the user, when ``path`` is the file the table was read
+        from: the input file is never written to (an export, a report or a project
+        saved onto it would destroy the original data)."""
+        if self.data_path is None:
+            return False
+        target = Path(path)
+        try:
+            same = target.resolve() == self.data_path or (
+                target.exists() and self.data_path.exists()
+                and os.path.samefile(target, self.data_path))
+        except OSError:
+            same = False
+        if same:
+            self.show_error(f"'{target.name}' is the file the table was read from; MicroAgg "
+                            "Desktop never writes to its input. Choose another name.")
+        return same
 
     def start_io(self, function: Callable, *args, message: str, done: Callable,
                  writes: bool = False, **kwargs) -> None:

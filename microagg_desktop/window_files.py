@@ -266,6 +266,8 @@ class FilesMixin:
 
     def save_project_to(self, path) -> bool:
         """Write the project (data path and checksum, roles, every run) to ``path``."""
+        if self.refuse_input_path(path):
+            return False
         project = self._guarded("preparing the project", self.current_project)
         if project is None:
             return False

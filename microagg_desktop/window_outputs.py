@@ -74,6 +74,8 @@ class OutputsMixin:
         if result is None or not self._exportable():
             self.show_error("There is no verified result to export yet. Run a method first.")
             return False
+        if self.refuse_input_path(path):
+            return False
         questions = [w.message for w in result.warnings]
         if self.results_panel.is_stale:
             questions.insert(0, "These results no longer match the settings on the Roles "
@@ -129,6 +131,8 @@ class OutputsMixin:
         result = self.result
         if result is None:
             self.show_error("There is no result to report yet. Run a method first.")
+            return False
+        if self.refuse_input_path(path):
             return False
         if self.results_panel.is_stale and not self.confirm_export(
                 ["These results no longer match the settings on the Roles and Method "

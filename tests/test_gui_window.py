@@ -332,6 +332,30 @@ def test_bucket_t_closeness_and_laplace_noise_from_the_window(qtbot, window):
     assert "stochastic t" in window.results_panel.status.text()
 
 
+def test_nothing_is_ever_written_onto_the_opened_file(qtbot, window, tmp_path):
+    """Export, the report and a project saved onto the file the table was read from
+    (or another name for it) are refused with a message; the file is unchanged."""
+    source = tmp_path / "survey.csv"
+    source.write_bytes(resource_path("sample_survey.csv").read_bytes())
+    before = source.read_bytes()
+    assert window.open_file(source)
+    for column in QIS:
+        window.role_editor.set_role(column, Role.QUASI_IDENTIFIER)
+    window.method_panel.set_method("mdav")
+    run_and_wait(qtbot, window)
+    assert window.result is not None and window.errors == []
+    (tmp_path / "sub").mkdir()
+    for write in (window.export_to, window.export_report_to, window.save_project_to):
+        for name in (source, tmp_path / "sub" / ".." / "survey.csv"):
+            window.errors.clear()
+            assert not write(name)
+            assert window.errors == ["'survey.csv' is the file the table was read from; "
+                                     "MicroAgg Desktop never writes to its input. Choose "
+                                     "another name."]
+    assert source.read_bytes() == before
+    assert window.export_to(tmp_path / "released.csv")  # any other name is written
+
+
 def test_a_release_with_warnings_says_so_and_export_asks_first(qtbot, window, tmp_path):
     adult = pd.read_csv(shared_data("adult.csv")).head(1500)
     path = tmp_path / "adult.csv"
