@@ -121,6 +121,38 @@ def test_records_released_unmasked_are_counted(survey):
     assert "2 records with missing values" in page and result.flag_column in page
 
 
+def test_with_records_released_unmasked_no_figure_claims_the_whole_table(survey):
+    """The figures describe the masked records: the summary and the report say so
+    (records of the table and masked, classes of the masked records), and the noise
+    paragraph says the records released unmasked carry no noise."""
+    table = survey.copy()
+    table.loc[[3, 10], "age"] = None
+    roles = RoleSpec(quasi_identifiers=QI, identifiers=("person_id",),
+                     confidential=("health_spending",))
+    result = anonymize(table, roles, "mdav", k=5, missing="exclude", dp_epsilon=1.0,
+                       confidential_bounds={"health_spending": (0, 20000)})
+    summary = dict(summary_frame(result).itertuples(index=False, name=None))
+    assert summary["Records in the released table"] == 600
+    assert summary["Records masked (the figures below describe these only)"] == 598
+    assert "Records" not in summary
+    assert summary["Classes of the masked records (distinct quasi-identifier values)"] == \
+        result.metrics.n_classes
+    unnoised = ("The 2 record(s) released unmasked (missing values) carry their original "
+                "values of these attributes, without noise")
+    assert unnoised in summary["Differential privacy noise"]
+    page = report_html(result, plots=False)
+    assert "These figures describe the 598 masked records only; the 2 records released " \
+           "unmasked are not counted." in page
+    assert "<th>Classes of the masked records, number and size min / max</th>" in page
+    assert "Classes in the released table" not in page and unnoised in page
+    plain = anonymize(survey, roles, "mdav", k=5, dp_epsilon=1.0,
+                      confidential_bounds={"health_spending": (0, 20000)})
+    summary = dict(summary_frame(plain).itertuples(index=False, name=None))
+    assert summary["Records"] == 600 and "without noise" not in \
+        summary["Differential privacy noise"]
+    assert "masked records only" not in report_html(plain, plots=False)
+
+
 def test_hostile_column_names_are_escaped(tmp_path):
     table = pd.DataFrame({"<script>alert(1)</script>": range(20),
                           "b&c": [v % 7 for v in range(20)],

@@ -27,8 +27,8 @@ from core.progress import TaskState
 from core.report import plots as _plots
 from core.report.meanings import meaning
 from core.report.provenance import file_sha256, software_version
-from core.report.summary import (blocks_text, distance_text, option_label, option_text,
-                                 summary_frame)
+from core.report.summary import (blocks_text, classes_of, distance_text, noise_text,
+                                 option_label, option_text, summary_frame)
 
 __all__ = ["report_html", "report_figures"]
 
@@ -155,7 +155,7 @@ def _option_rows(result) -> list[tuple[str, str]]:
     options.pop("blocks", None)  # the blocks used are the row above
     rows += [(option_label(name), option_text(value)) for name, value in options.items()]
     if result.noise is not None:
-        rows.append(("Differential privacy noise", result.noise.describe()))
+        rows.append(("Differential privacy noise", noise_text(result)))
     rows += [("Strata merge", line) for line in result.strata_merges]
     return rows
 
@@ -167,7 +167,7 @@ def _measure_rows(result) -> list[tuple[str, str, str]]:
             ("Group size min / mean / max",
              f"{m.min_group_size} / {m.mean_group_size:.4g} / {m.max_group_size}",
              meaning("sizes")),
-            ("Classes of the released table, number and size min / max",
+            (f"Classes {classes_of(result)}, number and size min / max",
              f"{m.n_classes:,} ({m.min_class_size} / {m.max_class_size})", meaning("classes")),
             ("k′", f"{m.k_prime:.4f}", meaning("k_prime"))]
     ms = result.measures
@@ -184,6 +184,16 @@ def _measure_rows(result) -> list[tuple[str, str, str]]:
                   meaning("risk")),
                  ("Unique records", f"{ms.unique_records:,}", meaning("unique"))]
     return rows
+
+
+def _measures_scope(result) -> str:
+    """A note above the measures when they leave out records released unmasked."""
+    excluded = getattr(result, "excluded", None)
+    if excluded is None or not len(excluded):
+        return ""
+    return (f"<p class=\"warning\">These figures describe the "
+            f"{result.metrics.n_records:,} masked records only; the {len(excluded):,} "
+            f"records released unmasked are not counted.</p>\n")
 
 
 def _unmasked(result) -> str:
@@ -246,7 +256,7 @@ def report_html(result: AnonymizationResult, *, source: str = "", input_path=Non
               _table([("Verdict", "passed" if result.passed else "FAILED")]
                      + [("Finding", line) for line in result.check.lines()]
                      + [("Verifier note", n) for n in result.verification.notes]),
-              "<h2>Measures</h2>\n",
+              "<h2>Measures</h2>\n", _measures_scope(result),
               _table(_measure_rows(result), ("Measure", "Value", "Meaning"))]
     resources: dict[str, bytes] = {}
     if plots:

@@ -11,7 +11,7 @@ from core.methods.registry import get_method
 from core.pipeline import AnonymizationResult
 from core.report.provenance import software_version
 
-__all__ = ["summary_frame", "option_text", "distance_text"]
+__all__ = ["summary_frame", "option_text", "distance_text", "classes_of", "noise_text"]
 
 
 def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFrame:
@@ -39,7 +39,7 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
         ("Strata", ", ".join(roles.strata)),
         ("Attribute blocks", blocks_text(result)),
         ("Guarantee", result.guarantee_text),
-        ("Records", m.n_records),
+        *_records_rows(result),
         ("Groups", m.n_groups),
         ("IL = 100·SSE/SST (%)", round(m.il, 6)),
         ("SSE (z-scored; mixed distance for categories)", m.sse),
@@ -47,7 +47,7 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
         ("Smallest group", m.min_group_size),
         ("Mean group size", round(m.mean_group_size, 4)),
         ("Largest group", m.max_group_size),
-        ("Classes in the released table (distinct quasi-identifier values)", m.n_classes),
+        (f"Classes {classes_of(result)} (distinct quasi-identifier values)", m.n_classes),
         ("Smallest class", m.min_class_size),
         ("Largest class", m.max_class_size),
         ("k' (real anonymity)", round(m.k_prime, 4)),
@@ -79,7 +79,7 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
         rows += [(f"Algorithm: {key.replace('_', ' ')}", value)
                  for key, value in result.details.items()]
     if result.noise is not None:
-        rows += [("Differential privacy noise", result.noise.describe())]
+        rows += [("Differential privacy noise", noise_text(result))]
         rows += [(f"Laplace scale of '{name}'", value)
                  for name, value in result.noise.summary().get("laplace_scale", {}).items()]
         rows += [("Noise seed", result.noise.seed)]
@@ -168,3 +168,36 @@ def distance_text(result, column: str) -> str:
     text = ("numeric, ordered distance" if kind == "numerical" else
             "nominal, equal distance")
     return text + (", declared" if declared else "")
+
+
+def _unmasked_count(result) -> int:
+    excluded = getattr(result, "excluded", None)
+    return 0 if excluded is None else len(excluded)
+
+
+def _records_rows(result) -> list[tuple[str, object]]:
+    """The records the figures describe: all of the released table's, or, with records
+    released unmasked (missing values), the masked ones beside the table's total."""
+    n, unmasked = result.metrics.n_records, _unmasked_count(result)
+    if not unmasked:
+        return [("Records", n)]
+    return [("Records in the released table", n + unmasked),
+            ("Records masked (the figures below describe these only)", n)]
+
+
+def classes_of(result) -> str:
+    """Whose classes the figures count: the released table's, or its masked records'
+    when some were released unmasked (they are not counted)."""
+    return ("of the masked records" if _unmasked_count(result) else
+            "in the released table")
+
+
+def noise_text(result) -> str:
+    """The noise paragraph, saying which records carry no noise."""
+    text = result.noise.describe()
+    unmasked = _unmasked_count(result)
+    if unmasked:
+        text += (f" The {unmasked:,} record(s) released unmasked (missing values) carry "
+                 "their original values of these attributes, without noise: the "
+                 "differential privacy above does not cover them.")
+    return text
