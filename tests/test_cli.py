@@ -1,5 +1,6 @@
 """The microagg command line: outputs, summary JSON, exit codes and atomic writes."""
 
+import hashlib
 import json
 import os
 import subprocess
@@ -29,6 +30,8 @@ def test_anonymize_to_xlsx_with_summary(tmp_path, sample_path, capsys):
     assert code == 0
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "Verification passed" in page and "IL = 100·SSE/SST" in page
+    assert hashlib.sha256(Path(sample_path).read_bytes()).hexdigest() in page  # the input
+    assert "not recorded" not in page and "original table was not given" not in page
     assert "k-anonymity PASSED" in capsys.readouterr().out
     sheets = pd.read_excel(out, sheet_name=None, engine="openpyxl")
     assert list(sheets) == ["masked", "summary"]
@@ -44,6 +47,18 @@ def test_anonymize_to_xlsx_with_summary(tmp_path, sample_path, capsys):
     assert data["method"] == "mdav" and data["k"] == 5 and data["n_records"] == 600
     assert data["verified"] is True and data["min_group_size"] >= 5
     assert data["il"] == pytest.approx(100 * data["sse"] / data["sst"])
+
+
+def test_a_release_too_long_for_excel_is_refused_before_the_method_runs(
+        tmp_path, sample_path, capsys, monkeypatch):
+    import core.io.write as write_module
+
+    cli_main = sys.modules["core.cli.main"]
+    monkeypatch.setattr(write_module, "EXCEL_MAX_ROWS", 100)
+    monkeypatch.setattr(cli_main, "anonymize", lambda *a, **k: pytest.fail("it ran"))
+    code = run("anonymize", sample_path, "-o", tmp_path / "m.xlsx", "--k", 5, "--qi", *QI)
+    assert code == 2 and list(tmp_path.iterdir()) == []
+    assert "Cannot export 600 records to 'm.xlsx'" in capsys.readouterr().err
 
 
 def test_census_summary_reproduces_published_il(tmp_path):

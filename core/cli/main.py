@@ -42,6 +42,7 @@ from core.cli.arguments import Columns, whole_number
 from core.cli.read_options import add_read_options, read_options_from_args
 from core.cli.released import read_released
 from core.io.read import read_table, read_table_with_report
+from core.io.write import check_table_path
 from core.cli.blocked import add_cluster_options, check_engine_options, run_blocked
 from core.cli.console import Progress, log_internal_error
 from core.cli.levels import add_level_options, levels_from_args
@@ -206,6 +207,7 @@ def _anonymize(args, parameter_names) -> int:
                                          **read_options_from_args(args))
     for note in read.notes:
         print(f"microagg: read {Path(args.input).name}: {note}", file=sys.stderr)
+    check_table_path(args.output, rows=len(table))  # the release has the table's rows
     levels, orders = levels_from_args(args)
     roles = RoleSpec(quasi_identifiers=tuple(args.qi), confidential=tuple(args.confidential),
                      identifiers=tuple(args.identifier), strata=tuple(args.strata),
@@ -226,7 +228,8 @@ def _anonymize(args, parameter_names) -> int:
     finally:
         progress.done()
     write_outputs(result, args.output, source=Path(args.input).name,
-                  summary_json=args.summary_json, report=args.report)
+                  summary_json=args.summary_json, report=args.report,
+                  input_path=args.input, original=table)
     print_result(result, args.output)
     return EXIT_OK
 

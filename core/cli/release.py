@@ -15,6 +15,7 @@ from core.errors import MicroaggError
 from core.io.write import atomic_write
 from core.pipeline import AnonymizationResult
 from core.report.documents import export_result, write_report
+from core.report.summary import noise_text
 
 __all__ = ["write_json", "write_outputs", "print_result"]
 
@@ -38,8 +39,12 @@ def _json_default(value):
 
 
 def write_outputs(result: AnonymizationResult, output: str, *, source: str,
-                  summary_json: str | None = None, report: str | None = None) -> None:
+                  summary_json: str | None = None, report: str | None = None,
+                  input_path: str | None = None, original=None) -> None:
     """The summary and report where asked, then the released table to ``output``.
+
+    The report records ``input_path``'s SHA-256 and, given the ``original`` table, its
+    plots comparing the release with it.
 
     The table comes last, and a failure removes what this call wrote before it: a
     failed command leaves no released table, and no summary of a table not written.
@@ -49,7 +54,8 @@ def write_outputs(result: AnonymizationResult, output: str, *, source: str,
         if summary_json:
             written.append(write_json(summary_json, result.summary()))
         if report:
-            written.append(write_report(result, report, source=source))
+            written.append(write_report(result, report, source=source,
+                                        input_path=input_path, original=original))
         export_result(result, output, source=source)
     except BaseException:
         for path in written:
@@ -80,7 +86,7 @@ def print_result(result: AnonymizationResult, output: str) -> None:
     for line in result.check.lines():
         print(line)
     if result.noise is not None:
-        print(result.noise.describe())
+        print(noise_text(result))
     print(result.guarantee_text)
     for warning in result.warnings:
         print(f"microagg: warning: {warning.message}", file=sys.stderr)

@@ -80,7 +80,7 @@ def run_rerun(args: argparse.Namespace) -> int:
         progress.done()
     source = Path(data).name
     write_outputs(result, args.output, source=source, summary_json=args.summary_json,
-                  report=args.report)
+                  report=args.report, input_path=data)
     print(f"{Path(args.project).name}: run {entry.number} ({entry.label})")
     print_result(result, args.output)
     return 0

@@ -90,14 +90,21 @@ TABLE_SUFFIXES = (".csv", ".xlsx", ".parquet")
 """The extensions :func:`write_table` writes (it chooses the format by them)."""
 
 
-def check_table_path(path: str | os.PathLike) -> None:
+def check_table_path(path: str | os.PathLike, rows: int | None = None) -> None:
     """Refuse a file name :func:`write_table` cannot write, before any work: an unknown
-    extension, or Parquet without pyarrow."""
+    extension, Parquet without pyarrow, or (given the table's ``rows``) more rows than
+    an Excel sheet holds."""
     target = Path(path)
     suffix = target.suffix.lower()
     if suffix not in TABLE_SUFFIXES:
         raise MicroaggError(
             f"Cannot export to '{target.name}': use a .csv, .xlsx or .parquet file name.")
+    if suffix == ".xlsx" and rows is not None and rows + 1 > EXCEL_MAX_ROWS:
+        raise MicroaggError(
+            f"Cannot export {rows:,} records to '{target.name}': an Excel sheet holds at "
+            f"most {EXCEL_MAX_ROWS - 1:,} rows below its header. Export to a .csv file "
+            "instead (or .parquet, with the cluster extra installed), or run blocked "
+            "with `--engine dask`, which writes a folder of parts.")
     if suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
         raise MicroaggError(
             f"Cannot export to '{target.name}': Parquet needs pyarrow. Install the "
@@ -118,18 +125,11 @@ def write_table(path: str | os.PathLike, table: pd.DataFrame, *,
     target = Path(path)
     suffix = target.suffix.lower()
     state = state or TaskState()
-    check_table_path(target)
+    check_table_path(target, rows=len(table))
     if suffix == ".csv":
         def write(temporary):
             _write_csv(temporary, _csv_ready(table), state)
     elif suffix == ".xlsx":
-        if len(table) + 1 > EXCEL_MAX_ROWS:
-            raise MicroaggError(
-                f"Cannot export {len(table):,} records to '{target.name}': an Excel sheet "
-                f"holds at most {EXCEL_MAX_ROWS - 1:,} rows below its header. Export to "
-                "a .csv file instead (or .parquet, with the cluster extra installed), "
-                "or run blocked with `--engine dask`, which writes a folder of parts.")
-
         def write(temporary):
             _write_xlsx(temporary, [(sheet_name, table), *extra_sheets], state)
     else:  # .parquet (check_table_path)
