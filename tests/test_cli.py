@@ -61,6 +61,55 @@ def test_a_release_too_long_for_excel_is_refused_before_the_method_runs(
     assert "Cannot export 600 records to 'm.xlsx'" in capsys.readouterr().err
 
 
+def test_verify_and_measure_check_a_release_with_records_left_unmasked(tmp_path,
+                                                                       sample_path, capsys):
+    """With --missing exclude, verify and measure leave out the records the release
+    flags as unmasked, as the run did, and give the run's figures; a flagged record
+    without a missing value is refused (the run leaves out no other)."""
+    table = pd.read_csv(sample_path)
+    table.loc[[3, 17, 25], "income"] = np.nan
+    source, out = tmp_path / "gaps.csv", tmp_path / "out.csv"
+    table.to_csv(source, index=False)
+    assert run("anonymize", source, "-o", out, "--k", 5, "--qi", *QI, "--identifier",
+               "person_id", "--missing", "exclude", "--quiet") == 0
+    capsys.readouterr()
+    assert run("verify", source, out, "--qi", *QI, "--k", 5, "--missing", "exclude") == 0
+    said = capsys.readouterr().out
+    assert "3 record(s) flagged 1 in 'unmasked_missing' were released unmasked" in said
+    assert "the check covers the other 597" in said and "k-anonymity PASSED" in said
+    assert run("measure", source, out, "--qi", *QI, "--missing", "exclude") == 0
+    assert "597 records" in capsys.readouterr().out
+    assert run("verify", source, out, "--qi", *QI, "--k", 5) == 2  # NaN cannot be checked
+    assert "add --missing exclude to check the others" in capsys.readouterr().err
+    released = pd.read_csv(out)
+    released.loc[0, "unmasked_missing"] = 1  # a complete record flagged
+    released.to_csv(tmp_path / "changed.csv", index=False)
+    assert run("verify", source, tmp_path / "changed.csv", "--qi", *QI, "--k", 5,
+               "--missing", "exclude") == 2
+    assert "Row 1 of 'changed.csv' is flagged as released unmasked" in \
+        capsys.readouterr().err
+    assert run("verify", sample_path, out, "--qi", *QI, "--k", 5, "--missing",
+               "exclude") == 2  # against an original without the gaps: refused
+    assert "Row 4 of 'out.csv' is flagged" in capsys.readouterr().err
+    plain = tmp_path / "plain.csv"
+    assert run("anonymize", sample_path, "-o", plain, "--k", 5, "--qi", *QI,
+               "--quiet") == 0
+    assert run("verify", sample_path, plain, "--qi", *QI, "--k", 5,
+               "--missing", "exclude") == 2
+    assert "has no column 'unmasked_missing'" in capsys.readouterr().err
+
+
+def test_verify_reads_a_release_written_as_parquet(tmp_path, sample_path, capsys):
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "out.parquet"
+    assert run("anonymize", sample_path, "-o", out, "--k", 4, "--qi", *QI, "--quiet") == 0
+    assert run("verify", sample_path, out, "--qi", *QI, "--k", 4) == 0
+    assert run("measure", sample_path, out, "--qi", *QI) == 0
+    (tmp_path / "bad.parquet").write_text("not parquet")
+    assert run("verify", sample_path, tmp_path / "bad.parquet", "--qi", *QI, "--k", 4) == 2
+    assert "Cannot read 'bad.parquet' as Parquet" in capsys.readouterr().err
+
+
 def test_census_summary_reproduces_published_il(tmp_path):
     summary = tmp_path / "s.json"
     assert run("anonymize", shared_data("census.csv"), "-o", tmp_path / "m.csv", "--k", 10,

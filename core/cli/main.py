@@ -40,7 +40,7 @@ from core.errors import Cancelled, MicroaggError
 from core.progress import TaskState
 from core.cli.arguments import Columns, whole_number
 from core.cli.read_options import add_read_options, read_options_from_args
-from core.cli.released import read_released
+from core.cli.released import add_missing_option, read_released, released_records
 from core.io.read import read_table, read_table_with_report
 from core.io.write import check_table_path
 from core.cli.blocked import add_cluster_options, check_engine_options, run_blocked
@@ -182,6 +182,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     check.add_argument("--blocks", metavar='"A,B;C,D"', help="check each block separately")
     check.add_argument("--sheet", help="XLSX sheet of both tables (default: the first)")
     add_read_options(check)  # for the original; a released file is read as written
+    add_missing_option(check)
     check.add_argument("--summary-json", metavar="PATH")
     check.add_argument("--overwrite", action="store_true",
                        help="replace the summary file if it exists")
@@ -254,8 +255,13 @@ def _verify(args) -> int:
                        overwrite=args.overwrite)
     original = read_table(args.original, sheet=args.sheet, **read_options_from_args(args))
     masked = read_released(args.masked, sheet=args.sheet, original=original)
+    original, masked, flagged, flag = released_records(
+        original, masked, args.masked, args.missing, [*args.qi, *args.strata, *args.confidential])
     roles.validate(original)
     verification = verify_k_anonymity(original, masked, roles, args.k, blocks=blocks)
+    if flagged:
+        print(f"{flagged} record(s) flagged 1 in '{flag}' were released unmasked and are "
+              f"not checked; the check covers the other {len(masked)}.")
     print(verification.describe())
     for note in verification.notes:
         print(f"  - {note}")
@@ -270,6 +276,7 @@ def _verify(args) -> int:
             "smallest_class": verification.smallest_class,
             "n_classes": verification.n_classes, "k_prime": verification.k_prime,
             "il": verification.il, "notes": list(verification.notes),
+            "unmasked_records_not_checked": flagged,
             **({"t": closeness.t, "t_verified": closeness.passed,
                 "max_emd": closeness.max_emd_by_attribute} if closeness else {}),
         })

@@ -20,7 +20,7 @@ import argparse
 
 from core.errors import MicroaggError
 from core.cli.arguments import Columns, whole_number
-from core.cli.released import read_released
+from core.cli.released import add_missing_option, read_released, released_records
 from core.cli.release import write_json
 from core.io.read import read_table
 from core.cli.levels import add_level_options, levels_from_args
@@ -66,6 +66,7 @@ def add_measure_command(subparsers) -> argparse.ArgumentParser:
                          help="interval disclosure: half-width in percent of the records, "
                               "in rank terms (default 1)")
     command.add_argument("--sheet", help="XLSX sheet of both tables (default: the first)")
+    add_missing_option(command)
     command.add_argument("--summary-json", metavar="PATH", help="write the measures here")
     command.add_argument("--overwrite", action="store_true",
                          help="replace the summary file if it exists")
@@ -83,6 +84,11 @@ def run_measure(args: argparse.Namespace) -> int:
                        overwrite=args.overwrite)
     original = read_table(args.original, sheet=args.sheet, **read_options_from_args(args))
     masked = read_released(args.masked, sheet=args.sheet, original=original)
+    original, masked, flagged, flag = released_records(
+        original, masked, args.masked, args.missing, [*args.qi, *args.strata, *args.confidential])
+    if flagged:
+        print(f"{flagged} record(s) flagged 1 in '{flag}' were released unmasked and are "
+              f"not measured; the figures describe the other {len(masked)}.")
     for column in args.strata:
         for name, path, frame in (("original", args.original, original),
                                   ("masked", args.masked, masked)):
