@@ -168,6 +168,19 @@ def test_a_table_too_long_for_excel_is_refused_before_writing(tmp_path, monkeypa
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("values", [[1.0, np.inf, 2.0], [1.0, -np.inf, None],
+                                    pd.Series(["a", -np.inf, 3], dtype=object)])
+def test_an_infinity_is_refused_for_xlsx_and_kept_in_csv(tmp_path, values):
+    """An Excel cell holds no infinity: written empty it would read back as missing."""
+    frame = pd.DataFrame({"kept": values, "x": [1, 2, 3]})
+    with pytest.raises(MicroaggError, match=r"column 'kept' holds -?inf \(data row 2\), "
+                                            r"which an Excel cell cannot hold"):
+        write_table(tmp_path / "t.xlsx", frame)
+    assert list(tmp_path.iterdir()) == []
+    back = read_table(write_table(tmp_path / "t.csv", frame))
+    assert np.isinf(pd.to_numeric(back["kept"], errors="coerce")[1])
+
+
 def test_an_output_path_that_is_a_folder_is_named(tmp_path):
     (tmp_path / "out.csv").mkdir()
     with pytest.raises(MicroaggError, match="is a folder"):

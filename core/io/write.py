@@ -28,6 +28,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import io
+import math
 import os
 import tempfile
 from collections.abc import Sequence
@@ -112,6 +113,27 @@ def check_table_path(path: str | os.PathLike, rows: int | None = None) -> None:
             "a .csv file.")
 
 
+def _refuse_infinities(table: pd.DataFrame, target: Path) -> None:
+    """An Excel cell holds no infinity (it would be written empty and read back as
+    missing): refuse, naming the first such cell, before anything is written."""
+    for column in table.columns:
+        values = table[column]
+        if pd.api.types.is_float_dtype(values.dtype):
+            infinite = np.isinf(values.to_numpy(dtype=np.float64, na_value=np.nan))
+        elif values.dtype == object:
+            infinite = values.map(lambda v: isinstance(v, float) and math.isinf(v)
+                                  ).to_numpy(dtype=bool)
+        else:
+            continue
+        if infinite.any():
+            row = int(np.flatnonzero(infinite)[0])
+            raise MicroaggError(
+                f"Cannot export to '{target.name}': column '{column}' holds "
+                f"{values.iloc[row]} (data row {row + 1}), which an Excel cell cannot hold "
+                "(it would be read back as empty). Export to a .csv file (or .parquet), "
+                "or recode the value.")
+
+
 def write_table(path: str | os.PathLike, table: pd.DataFrame, *,
                 extra_sheets: Sequence[tuple[str, pd.DataFrame]] = (),
                 sheet_name: str = "masked", state: TaskState | None = None) -> Path:
@@ -130,6 +152,8 @@ def write_table(path: str | os.PathLike, table: pd.DataFrame, *,
         def write(temporary):
             _write_csv(temporary, _csv_ready(table), state)
     elif suffix == ".xlsx":
+        _refuse_infinities(table, target)
+
         def write(temporary):
             _write_xlsx(temporary, [(sheet_name, table), *extra_sheets], state)
     else:  # .parquet (check_table_path)
