@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from core.compiled import kernel
 from core.errors import MicroaggError
 from core.io.csv_dialect import Layout, line_of_offset, sniff
 from core.io.number_format import (
@@ -86,6 +87,8 @@ def read_text(path: Path, *, encoding: str | None, delimiter: str | None,
         note = _format_note(name, verdict, parse_decimal)
         if note:
             recorder.note(note)
+    for note in _leading_zeros(path, layout, names, table):
+        recorder.note(note)
     for note in notes:
         recorder.note(note)
     for note in _missing_markers(path, layout, names, table):
@@ -94,6 +97,111 @@ def read_text(path: Path, *, encoding: str | None, delimiter: str | None,
         rows = "row" if layout.trailing_empty == 1 else "rows"
         recorder.note(f"Dropped {layout.trailing_empty} empty {rows} at the end of the file.")
     return table
+
+
+_LEADING_ZERO = r"\s*[+-]?0[0-9]+\s*"
+_CHUNK = 32 * 2**20
+
+
+def _zero_led(data, delimiter):
+    """Whether some field of ``data`` (bytes as uint8) may start with a zero followed by
+    a digit: a 0 and a digit after a delimiter or line start (spaces, a sign or a quote
+    between). A cheap screen: a hit (the header's names too) only means look closer."""
+    for i in range(data.shape[0] - 1):
+        if data[i] == 48 and 48 <= data[i + 1] <= 57:
+            j = i - 1
+            while j >= 0 and (data[j] == 32 or data[j] == 43 or data[j] == 45
+                              or data[j] == 34):
+                j -= 1
+            if j < 0 or data[j] == delimiter or data[j] == 10 or data[j] == 13:
+                return True
+    return False
+
+
+_zero_led_compiled = kernel(_zero_led)
+
+
+def _may_have_leading_zeros(path: Path, layout: Layout) -> bool:
+    """:func:`_zero_led` over the file's rows, a chunk at a time (True when the
+    delimiter is not one byte: no screen then)."""
+    if len(layout.delimiter) != 1 or ord(layout.delimiter) > 127:
+        return True
+    delimiter = ord(layout.delimiter)
+    screen = _zero_led_compiled or _zero_led_numpy
+    if layout.text is not None:
+        data = layout.text[:layout.end].encode("utf-8")
+        return bool(screen(np.frombuffer(data, np.uint8), delimiter))
+    with open(path, "rb") as handle:
+        left, carry = layout.end, b""
+        while left is None or left > 0:
+            chunk = handle.read(_CHUNK if left is None else min(_CHUNK, left))
+            if not chunk:
+                return False
+            if left is not None:
+                left -= len(chunk)
+            if screen(np.frombuffer(carry + chunk, np.uint8), delimiter):
+                return True
+            carry = chunk[-16:]  # a field's start may lie across the chunks' edge
+    return False
+
+
+def _zero_led_numpy(data, delimiter):
+    """:func:`_zero_led` in numpy (no compiled kernels): a zero, a digit, and before
+    them a delimiter, a line start, a quote, a space or a sign."""
+    if data.shape[0] < 2:
+        return False
+    zero = (data[:-1] == 48) & (data[1:] >= 48) & (data[1:] <= 57)
+    before = np.concatenate([[10], data[:-2]])
+    return bool((zero & np.isin(before, [delimiter, 10, 13, 34, 32, 43, 45])).any())
+
+
+def _whole_floats(column: pd.Series) -> bool:
+    """Whether a float column holds whole numbers only (and one at least); its first
+    values are looked at first, so a column of fractions costs nothing."""
+    if not pd.api.types.is_float_dtype(column):
+        return False
+    values = column.to_numpy()
+    for part in (values[:1000], values):
+        part = part[~np.isnan(part)]
+        if not (np.isfinite(part).all() and np.array_equal(part, np.round(part))):
+            return False
+    return bool((~np.isnan(values)).any())
+
+
+def _leading_zeros(path: Path, layout: Layout, names: list[str],
+                   table: pd.DataFrame) -> list[str]:
+    """Columns read as whole numbers whose cells are written with leading zeros
+    (postcodes, codes such as 00094) are read as text instead, as written, so that no
+    zero is lost; a note for each. A column of whole numbers with empty cells, which
+    pandas reads as floats, holding one beyond 2^53 is read as nullable integers, every
+    digit kept. The columns of whole numbers are read again only when a screen of the
+    file's bytes finds a field that may start with a zero, or for such large numbers."""
+    whole = [n for n in names if pd.api.types.is_integer_dtype(table[n])
+             or _whole_floats(table[n])]
+    large = [n for n in whole if pd.api.types.is_float_dtype(table[n])
+             and bool((table[n].abs() > 2.0 ** 53).any())]
+    again = whole if whole and _may_have_leading_zeros(path, layout) else large
+    if not again:
+        return []
+    written = _parse(path, layout, names, ".", again, usecols=again, as_written=True)
+    notes = []
+    for name in again:
+        text = written[name].str.strip()
+        zeros = text.str.fullmatch(_LEADING_ZERO).to_numpy(dtype=bool, na_value=False)
+        if not zeros.any():
+            digits = text.where(table[name].notna(), None)
+            if name in large and digits.dropna().str.fullmatch(r"[+-]?[0-9]+").all():
+                # Whole numbers beside empty cells come back as floats, which hold no
+                # integer beyond 2^53 exactly: read them as nullable integers instead.
+                table[name] = pd.array(digits, dtype="Int64")
+            continue
+        row = int(np.flatnonzero(zeros)[0])
+        table[name] = text.where(table[name].notna(), None)
+        notes.append(f"Column '{name}' has values written with leading zeros, such as "
+                     f"'{text.iloc[row]}' (data row {row + 1}); it is read as text (codes) "
+                     "so that no zero is lost. If it holds numbers, remove the zeros in the "
+                     "file and open it again.")
+    return notes
 
 
 def _missing_markers(path: Path, layout: Layout, names: list[str],
@@ -172,7 +280,8 @@ def _parse(path: Path, layout: Layout, names: list[str], decimal: str, as_text: 
         return pd.read_csv(source, sep=layout.delimiter, encoding=encoding, decimal=decimal,
                            header=None, names=names, skiprows=layout.skip + 1,
                            index_col=False, skipinitialspace=True, usecols=usecols,
-                           dtype={name: str for name in as_text} or None,
+                           dtype={name: object if as_written else str
+                                  for name in as_text} or None,
                            **({"keep_default_na": False, "na_values": [""]} if as_written
                               else {}))
     except pd.errors.ParserError as error:
