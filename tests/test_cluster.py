@@ -254,6 +254,38 @@ def test_global_encoding_equals_the_whole_tables(scheduler):
 
 
 @settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-1e12, 1e12, allow_nan=False), min_size=1, max_size=60),
+       st.lists(st.integers(0, 60), max_size=4), st.sampled_from([0.0, 1e8]))
+def test_the_moments_are_exact_however_the_records_are_cut(values, cuts, offset):
+    """The mean and the sum of squared deviations are the exact ones rounded once, the
+    same bits for every cut of the records into partitions; the kernel gives what its
+    Python source gives."""
+    from fractions import Fraction
+
+    from core.cluster import standardize
+    x = np.array(values) + offset
+    n = len(x)
+    exact_mean = sum(map(Fraction, x.tolist()), Fraction(0)) / n
+    exact_m2 = sum(((Fraction(v) - exact_mean) ** 2 for v in x.tolist()), Fraction(0))
+    bounds = [0, *sorted(c for c in cuts if c < n), n]
+    pieces = [standardize.exact_sums(x[a:b, None])[0] for a, b in zip(bounds, bounds[1:])]
+    merged = standardize.moments_of(n, np.concatenate([p[0] for p in pieces]),
+                                    np.concatenate([p[1] for p in pieces]))
+    assert merged == (float(exact_mean), float(exact_m2))
+    if standardize._column_partials_compiled is not None:  # the kernel and its source
+        compiled = standardize._column_partials_compiled(x[:, None].copy())
+        plain = standardize._column_partials(x[:, None].copy())
+        assert all(np.array_equal(a, b) for a, b in zip(compiled, plain))
+
+
+def test_moments_of_a_column_with_an_infinity_are_nan():
+    from core.cluster import standardize
+    sums = standardize.exact_sums(np.array([[1.0, 2.0], [np.inf, 3.0], [np.nan, 4.0]]))
+    assert all(np.isnan(standardize.moments_of(3, *sums[0])))
+    assert standardize.moments_of(3, *sums[1]) == (3.0, 2.0)
+
+
+@settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(0, 5), min_size=1, max_size=40), st.booleans())
 def test_aggregate_code_from_counts_matches_the_reference(codes, ordinal):
     codes = np.array(codes)

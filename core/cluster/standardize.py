@@ -7,9 +7,16 @@ table with Dask, in one pass (:func:`survey` per partition, :func:`merge` on the
 client), and every block is measured with them:
 
 numeric
-    mean and population standard deviation: each partition's count, mean and sum of
-    squared deviations, merged by the pairwise rule of Chan, Golub & LeVeque (1979),
-    which agrees with ``numpy.std`` of the whole column to rounding;
+    mean and population standard deviation, exactly: each partition gives the sums of
+    its values and of their squares as Shewchuk's exact partials (each square split
+    exactly in two doubles, Dekker's product), the partials of every partition are
+    added as fractions, and the mean and the sum of squared deviations
+    ``Σx² − (Σx)²/n`` are rounded once. They are therefore the same bits however the
+    table is cut into partitions or files (an in-memory table and the same records in
+    uneven Parquet parts get one release), and agree with ``numpy.std`` to rounding.
+    (A merge of each partition's mean and squared deviations by the pairwise rule of
+    Chan, Golub & LeVeque depends on where the partitions are cut, in the last bits,
+    and a last bit can decide a tie of the method.);
 ordinal and nominal
     the categories (the declared order, the categorical dtype's, or the sorted distinct
     values, exactly as :func:`core.data.encoding.encode` chooses them) and the scale
@@ -25,10 +32,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 
+from core.compiled import COMPILED, kernel
 from core.data.encoding import AttributeCoding, Encoding, encode, resolve_level
 from core.data.roles import Level, RoleSpec
 from core.errors import MicroaggError
@@ -107,9 +116,10 @@ class Survey:
     n : int
     missing : Series
         Missing values per needed column.
-    moments : DataFrame
-        Per numeric quasi-identifier: ``count``, ``mean`` and ``m2`` (the sum of
-        squared deviations from the mean), merged by Chan's pairwise rule.
+    sums : dict of str to (ndarray, ndarray)
+        Per numeric quasi-identifier: the exact partials of the sum of its values and
+        of the sum of their squares (:func:`exact_sums`); ``moments`` gives the count,
+        mean and sum of squared deviations from them.
     categories : dict of str to Series
         Per categorical quasi-identifier: records per value.
     strata : Series or None
@@ -120,37 +130,120 @@ class Survey:
 
     n: int
     missing: pd.Series
-    moments: pd.DataFrame
+    sums: dict
     categories: dict
     strata: pd.Series | None
     sample: pd.DataFrame
+
+    @property
+    def moments(self) -> pd.DataFrame:
+        """Per numeric quasi-identifier: ``count``, ``mean`` and ``m2`` (the sum of
+        squared deviations from the mean), each rounded once (:func:`moments_of`)."""
+        rows = {column: (float(self.n), *moments_of(self.n, *partials))
+                for column, partials in self.sums.items()}
+        return pd.DataFrame.from_dict(rows, orient="index",
+                                      columns=["count", "mean", "m2"])
+
+
+_PARTIALS = 64  # Shewchuk's partials of a sum of doubles are fewer than 41
+
+
+def _grow(partials, count, x):
+    """Add ``x`` to the exact sum held by ``partials[:count]`` (non-overlapping doubles,
+    Shewchuk's algorithm, as Python's ``math.fsum``); the new count."""
+    k = 0
+    for j in range(count):
+        y = partials[j]
+        if abs(x) < abs(y):
+            x, y = y, x
+        hi = x + y
+        lo = y - (hi - x)
+        if lo != 0.0:
+            partials[k] = lo
+            k += 1
+        x = hi
+    partials[k] = x
+    return k + 1
+
+
+def _column_partials(values):
+    """Per column of ``values`` (n × c, finite or NaN), the exact partials of the sum
+    of its numbers and of the sum of their squares (each square exactly ``hi + lo``:
+    Dekker's split of the value in two halves of 26 bits); NaN is left out."""
+    n, c = values.shape
+    sums = np.zeros((c, _PARTIALS))
+    squares = np.zeros((c, _PARTIALS))
+    n_sums = np.zeros(c, dtype=np.int64)
+    n_squares = np.zeros(c, dtype=np.int64)
+    for j in range(c):
+        for i in range(n):
+            x = values[i, j]
+            if x != x:
+                continue
+            n_sums[j] = _grow(sums[j], n_sums[j], x)
+            split = 134217729.0 * x  # 2^27 + 1
+            high = split - (split - x)
+            low = x - high
+            square = x * x
+            error = ((high * high - square) + 2.0 * high * low) + low * low
+            n_squares[j] = _grow(squares[j], n_squares[j], square)
+            if error != 0.0:
+                n_squares[j] = _grow(squares[j], n_squares[j], error)
+    return sums, n_sums, squares, n_squares
+
+
+# The helper is rebound to its compiled version before the kernel first runs (numba
+# reads a kernel's globals when it compiles it, at its first call).
+if COMPILED:
+    _grow = kernel(_grow)
+_column_partials_compiled = kernel(_column_partials)
+
+
+def exact_sums(values: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per column, the exact partials of Σx and of Σx² (NaN left out), for
+    :func:`moments_of`. A column holding an infinity gives NaN partials."""
+    values = np.asarray(values, dtype=np.float64)
+    kernel_ = _column_partials_compiled or _column_partials
+    sums, n_sums, squares, n_squares = kernel_(np.ascontiguousarray(values))
+    out = []
+    for j in range(values.shape[1]):
+        column = values[:, j]
+        if np.isinf(column).any():
+            out.append((np.array([np.nan]), np.array([np.nan])))
+        else:
+            out.append((sums[j, :n_sums[j]].copy(), squares[j, :n_squares[j]].copy()))
+    return out
+
+
+def moments_of(count: float, sums: np.ndarray, squares: np.ndarray) -> tuple[float, float]:
+    """(mean, Σ(x − mean)²) of ``count`` values from the exact partials of their sum and
+    of the sum of their squares (of every partition, concatenated), each rounded once."""
+    if count <= 0:
+        return 0.0, 0.0
+    if np.isnan(sums).any() or np.isnan(squares).any():
+        return float("nan"), float("nan")
+    total = sum(map(Fraction, sums.tolist()), Fraction(0))
+    total_squares = sum(map(Fraction, squares.tolist()), Fraction(0))
+    return float(total / count), float(total_squares - total * total / count)
 
 
 def survey(part: pd.DataFrame, *, numeric: list[str], categorical: list[str],
            needed: list[str], strata: list[str], chosen: np.ndarray) -> Survey:
     """Measure one partition; ``chosen`` marks its records that join the sample."""
     values = part[numeric].to_numpy(dtype=np.float64) if numeric else np.empty((len(part), 0))
-    count = np.full(len(numeric), float(len(part)))
-    mean = values.mean(axis=0) if len(part) else np.zeros(len(numeric))
-    m2 = np.einsum("ij,ij->j", values - mean, values - mean)
     counted = part.groupby(strata, dropna=False, sort=False, observed=True).size() if strata else None
     return Survey(
         n=len(part), missing=part[needed].isna().sum(),
-        moments=pd.DataFrame({"count": count, "mean": mean, "m2": m2}, index=numeric),
+        sums=dict(zip(numeric, exact_sums(values))),
         categories={c: part[c].value_counts(dropna=True, sort=False) for c in categorical},
         strata=counted, sample=part.loc[chosen, _unique([*numeric, *categorical, *strata])])
 
 
 def merge(surveys: list[Survey]) -> Survey:
     """One :class:`Survey` of the records of all ``surveys``."""
-    moments = surveys[0].moments
-    for other in surveys[1:]:
-        n_a, n_b = moments["count"], other.moments["count"]
-        total = (n_a + n_b).where(n_a + n_b > 0, 1.0)
-        delta = other.moments["mean"] - moments["mean"]
-        moments = pd.DataFrame({
-            "count": n_a + n_b, "mean": moments["mean"] + delta * n_b / total,
-            "m2": moments["m2"] + other.moments["m2"] + delta ** 2 * n_a * n_b / total})
+    sums = {column: (np.concatenate([s.sums[column][0] for s in surveys]),
+                     np.concatenate([s.sums[column][1] for s in surveys]))
+            for column in surveys[0].sums}
     strata = None
     if surveys[0].strata is not None:
         joined = pd.concat([s.strata for s in surveys])
@@ -158,7 +251,7 @@ def merge(surveys: list[Survey]) -> Survey:
                                 dropna=False, observed=True).sum()
     return Survey(
         n=sum(s.n for s in surveys), missing=sum(s.missing for s in surveys),
-        moments=moments,
+        sums=sums,
         categories={c: pd.concat([s.categories[c] for s in surveys]).groupby(
             level=0, sort=False).sum() for c in surveys[0].categories},
         strata=strata, sample=pd.concat([s.sample for s in surveys], ignore_index=True))
