@@ -28,13 +28,17 @@ def test_warm_up_runs_every_option_of_every_method_it_is_given(monkeypatch):
     # MDAV: 2 growths × 3 refinements; the univariate method refuses three attributes
     # and runs on the single one; the refinement on its lists; then MDAV and tc-tfirst
     # on 10,000 records, for the helper threads (each must start one, whatever other
-    # tests compiled before), and tc-merge's helper loop, compiled directly.
-    assert len(reports) == 11
+    # tests compiled before), tc-merge's helper loop, compiled directly, and the CSV
+    # reader's screen for leading zeros.
+    assert len(reports) == 12
     assert sum(r.startswith("optimal-univariate") for r in reports) == 1
-    assert reports[-4:] == ["refinement on its lists: compiled",
+    assert reports[-5:] == ["refinement on its lists: compiled",
                             "mdav on two threads: compiled",
                             "tc-tfirst on two threads: compiled",
-                            "tc-merge on two threads: compiled"]
+                            "tc-merge on two threads: compiled",
+                            "reading: compiled"]
+    from core.io.read_text import _zero_led_compiled
+    assert _zero_led_compiled is None or _zero_led_compiled.signatures
     if spatial_parallel.helper_wanted(6):
         assert started[-2:] == ["SearchHelper", "TaskHelper"]
     from core.methods.tclose_screen import serve

@@ -121,6 +121,12 @@ def _zero_led(data, delimiter):
 _zero_led_compiled = kernel(_zero_led)
 
 
+def compile_screen() -> None:
+    """Compile the screen for leading zeros (the warm-up's step for reading)."""
+    if _zero_led_compiled is not None:
+        _zero_led_compiled(np.frombuffer(b"1,01\n", np.uint8), ord(","))
+
+
 def _may_have_leading_zeros(path: Path, layout: Layout) -> bool:
     """:func:`_zero_led` over the file's rows, a chunk at a time (True when the
     delimiter is not one byte: no screen then)."""
