@@ -74,6 +74,13 @@ class DataPage(QWidget):
                           f"{table.shape[1]} columns.")
         self.summary.set_frame(table)
 
+    def set_notes(self, notes) -> None:
+        """Show what the reader noticed (a column read as text, cells read as missing)
+        under the table's size, in full: the status bar would cut a long note."""
+        if notes:
+            first = self.info.text().split("\n")[0]
+            self.info.setText(first + "\nRead: " + " ".join(notes))
+
     def missing(self) -> str:
         """``"stop"`` or ``"exclude"``."""
         return self.missing_box.currentData()

@@ -317,8 +317,9 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         self.setWindowTitle(f"{name}{dirty} — {APP_TITLE}" if name else APP_TITLE)
 
     def set_status(self, text: str) -> None:
-        """Show ``text`` in the status bar."""
+        """Show ``text`` in the status bar (in full in its tooltip, where it is cut)."""
         self.status_label.setText(text)
+        self.status_label.setToolTip(text)
 
     # -- errors -------------------------------------------------------------------------
 

@@ -160,6 +160,7 @@ class FilesMixin:
                        prepared=prepared)
         self.data_sha256 = checksum  # of the bytes read, for projects and reports
         if report.notes:
+            self.data_page.set_notes(report.notes)
             self.set_status(f"Opened {path.name}. " + " ".join(report.notes))
 
     def choose_sheet(self, file_name: str, names: list[str]) -> str | None:

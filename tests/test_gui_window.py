@@ -85,6 +85,27 @@ def test_open_file_and_defaults_roles(window, tmp_path):
     assert window.run_action.isEnabled() and not window.export_action.isEnabled()
 
 
+def test_what_the_reader_noticed_is_shown_in_full_on_the_data_tab(window, tmp_path):
+    """A long read note (a code column kept as text) is on the Data tab whole, under
+    the table's size, where the status bar would cut it; opening another table without
+    notes clears it."""
+    path = tmp_path / "codes.csv"
+    pd.DataFrame({"age": [30, 40, 50], "zip": ["00094", "02074", "12345"]}).to_csv(
+        path, index=False)
+    assert window.open_file(path)
+    assert window.table["zip"].tolist() == ["00094", "02074", "12345"]
+    lines = window.data_page.info.text().split("\n")
+    assert lines[0] == "codes.csv: 3 records × 2 columns."
+    assert lines[1].startswith("Read: Column 'zip' has values written with leading "
+                               "zeros, such as '00094' (data row 1)")
+    assert lines[1].endswith("remove the zeros in the file and open it again.")
+    assert window.status_label.toolTip() == window.status_label.text()
+    plain = tmp_path / "plain.csv"
+    pd.DataFrame({"age": [30, 40, 50]}).to_csv(plain, index=False)
+    assert window.open_file(plain)
+    assert window.data_page.info.text() == "plain.csv: 3 records × 1 columns."
+
+
 def test_xlsx_with_several_sheets_asks_which(window, tmp_path, monkeypatch):
     path = tmp_path / "book.xlsx"
     with pd.ExcelWriter(path) as writer:
