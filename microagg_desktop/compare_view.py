@@ -16,7 +16,8 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QSiz
                                QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget)
 
 from core.report.run_plots import RISKS, comparison_bars, risk_utility_figure
-from microagg_desktop.history import MEASURES, History, best_columns, guaranteed_columns
+from microagg_desktop.history import (MEASURES, History, best_columns, guaranteed_columns,
+                                      incomparable)
 
 __all__ = ["RiskUtilityMap", "CompareView"]
 
@@ -160,8 +161,11 @@ class CompareView(QWidget):
         among = ("" if len(guaranteed) in (0, len(frame.columns)) else
                  " among the runs with a record-level guarantee (a run without one, "
                  "Verified —, protects no record, so its small loss is no merit)")
-        self.title.setText(f"Comparing {len(self.numbers)} runs. Best value per measure "
-                           f"in bold on green{among}.")
+        reason = incomparable(frame)
+        self.title.setText(
+            f"Comparing {len(self.numbers)} runs. " + (
+                f"No best value is marked: {reason}." if reason else
+                f"Best value per measure in bold on green{among}."))
         best = best_columns(frame)
         bold = QFont(self.table.font())
         bold.setBold(True)

@@ -284,19 +284,39 @@ def guaranteed_columns(frame: pd.DataFrame) -> list[str]:
     return [c for c, v in frame.loc[verified].items() if v is not None]
 
 
+_MEASURED_ON = ("intruder scenario", "intruder knows")
+"""Settings that change what the risk measures assume the intruder knows."""
+
+
+def incomparable(frame: pd.DataFrame) -> str | None:
+    """Why the runs of a :meth:`History.compare` frame cannot be ranked on their loss
+    and risk, or None: they are not measured on the same records (different numbers
+    released unmasked), on the same attributes (the roles differ) or against the same
+    intruder (the scenarios differ)."""
+    unmasked = next(m.name for m in MEASURES if m.key == "unmasked")
+    if unmasked in frame.index and len(set(frame.loc[unmasked])) > 1:
+        return "they release different numbers of records unmasked"
+    settings = [row.removeprefix("Setting: ") for row in frame.index
+                if row.startswith("Setting: ")]
+    if any(name.startswith("role of ") for name in settings):
+        return "their roles differ, so loss and risk are measured on different attributes"
+    if any(name in _MEASURED_ON for name in settings):
+        return "their intruder scenarios differ, so their risks answer different questions"
+    return None
+
+
 def best_columns(frame: pd.DataFrame) -> dict[str, list[str]]:
     """For every measure row of :meth:`History.compare`, the columns holding its best value.
 
-    Rows where nothing is better (time, settings) or every run is equal are left out.
-    Beside runs with a record-level guarantee, a run without one (Mic1D-k, individual
+    Rows where nothing is better (time, settings) or every run is equal are left out,
+    and every row but the unmasked count when the runs are not comparable
+    (:func:`incomparable`). Beside runs with a record-level guarantee, a run without one (Mic1D-k, individual
     ranking: its information loss is tiny because it protects no record) is never called
     best: the best is chosen among the guaranteed runs.
     """
     better = {m.name: m.better for m in MEASURES}
     unmasked = next(m.name for m in MEASURES if m.key == "unmasked")
-    # Runs that release different numbers of records unmasked are not measured on the
-    # same records: their loss and risk are not comparable, so none is called best.
-    comparable = unmasked not in frame.index or len(set(frame.loc[unmasked])) < 2
+    comparable = incomparable(frame) is None
     candidates = set(guaranteed_columns(frame) or frame.columns)
     out: dict[str, list[str]] = {}
     for row in frame.index:

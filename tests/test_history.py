@@ -111,6 +111,27 @@ def test_best_value_per_row(history):
     assert "Time (s)" not in best and "Setting: method" not in best
 
 
+@pytest.mark.parametrize("change, reason", [
+    ({"intruder": "singles"}, "their intruder scenarios differ"),
+    ({"roles": RoleSpec(quasi_identifiers=ROLES.quasi_identifiers[:-1],
+                        identifiers=ROLES.identifiers)}, "their roles differ"),
+])
+def test_runs_measured_differently_get_no_best_value(sample, change, reason):
+    """Runs measured against another intruder, or on other attributes, are not ranked:
+    the same release (another intruder) would otherwise look safer by its DLD alone."""
+    from microagg_desktop.history import incomparable
+    history = History()
+    for request in (_request("mdav", k=3), {**_request("mdav", k=3), **change}):
+        history.add(request, _run(sample, request))
+    frame = history.compare([1, 2])
+    assert reason in incomparable(frame)
+    assert best_columns(frame) == {}
+    same = History()
+    for request in (_request("mdav", k=3), _request("mdav", k=5)):
+        same.add(request, _run(sample, request))
+    assert incomparable(same.compare([1, 2])) is None and best_columns(same.compare([1, 2]))
+
+
 def test_exported_runs_and_the_close_question(history):
     assert [r.number for r in history.unexported()] == [1, 2, 3, 4]
     history.mark_exported(3)

@@ -163,6 +163,9 @@ def test_runs_with_different_unmasked_records_get_no_best_value(qtbot, window):
     # Their IL and risk cover different records: none of them is marked best.
     best_rows = {row for row, _ in window.compare_view.best_cells()}
     assert best_rows == {"Records released unmasked"}
+    assert window.compare_view.title.text() == (
+        "Comparing 2 runs. No best value is marked: they release different numbers of "
+        "records unmasked.")
 
 
 def test_cancel_is_off_while_an_export_is_written(qtbot, window, survey, tmp_path,
