@@ -204,6 +204,11 @@ class History:
         self._selected = record.number
         return record
 
+    def reserve(self, numbers: Iterable[int]) -> None:
+        """Keep ``numbers`` (a project's saved runs, recomputed or not) from new runs:
+        the next run is numbered after all of them."""
+        self._next = max([self._next, *(int(n) + 1 for n in numbers)])
+
     def get(self, number: int) -> RunRecord:
         """The run numbered ``number``; :class:`MicroaggError` if there is none."""
         for record in self._records:

@@ -203,6 +203,9 @@ class SessionMixin:
         self._update_title()
         if not project.runs:
             return
+        # A new run is numbered after every saved one, even one never recomputed (a
+        # cancelled or failed recomputation keeps it in the project file).
+        self.history.reserve(r.number for r in project.runs)
         self._task = "restore"
         self._restoring = project
         self.clock.start()
@@ -226,7 +229,12 @@ class SessionMixin:
                 problems.append(f"run #{saved.number}: {result}")
                 self._unrestored_runs.append(saved)  # kept in the file, not dropped
                 continue
-            record = self.history.add(request, result, number=saved.number)
+            try:
+                record = self.history.add(request, result, number=saved.number)
+            except MicroaggError as error:  # two saved runs with one number
+                problems.append(f"run #{saved.number}: {error}")
+                self._unrestored_runs.append(saved)
+                continue
             il = saved.headline.get("il")
             if il is not None and abs(record.measures["il"] - il) > 1e-9 * max(1.0, abs(il)):
                 problems.append(f"run #{saved.number} gave IL {record.measures['il']:.6g} %, "

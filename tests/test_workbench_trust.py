@@ -1,6 +1,7 @@
 """What would make the person who signs a release wrong without noticing: each test is a
 way the window could show or save numbers that do not describe the release."""
 
+import json
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -11,7 +12,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from core import Role  # noqa: E402
+from core import MicroaggError, Role  # noqa: E402
 from core.project import file_sha256, load_project  # noqa: E402
 from microagg_desktop.state import SAMPLE_ROLES  # noqa: E402
 from tests.gui_helpers import RUN_TIMEOUT, run_and_wait  # noqa: E402
@@ -82,6 +83,23 @@ def test_a_cancelled_project_recomputation_loses_no_run_on_saving(qtbot, window,
         assert other.unsaved_work()  # closing would say so
     assert other.save_project_to(project)
     assert [r.number for r in load_project(project).runs] == [1, 2]
+    # A new run is numbered after the saved ones, recomputed or not: before, it took #1
+    # beside the saved #1, so `microagg rerun --run 1` ran the new one, and reopening
+    # the project dropped the saved runs.
+    other.method_panel.set_parameter("k", 10)
+    run_and_wait(qtbot, other)
+    assert other.history.records[-1].number == 3
+    assert other.save_project_to(project)
+    assert [r.number for r in load_project(project).runs] == [1, 2, 3]
+    # A file that names two runs alike cannot say which one a rerun means: refused.
+    data = json.loads(project.read_text(encoding="utf-8"))
+    data["runs"][2]["number"] = 1
+    twice = tmp_path / "twice.microagg"
+    twice.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(MicroaggError, match="twice.microagg: The project has two runs "
+                                            "numbered #1"):
+        load_project(twice)
+
 
 
 def test_a_sweep_point_keeps_the_settings_the_sweep_ran_with(qtbot, window):

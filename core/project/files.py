@@ -206,10 +206,17 @@ class Project:
         _require(data["data"], ("path", "sha256", "read_settings"), "the project's 'data'")
         if not isinstance(data["runs"], list):
             raise MicroaggError("The project's 'runs' must be a list.")
+        runs = [ProjectRun.from_dict(r) for r in data["runs"]]
+        numbers = [r.number for r in runs]
+        twice = sorted({n for n in numbers if numbers.count(n) > 1})
+        if twice:
+            raise MicroaggError(
+                f"The project has two runs numbered #{twice[0]}; a run's number names it "
+                "(microagg rerun --run N), so the project cannot say which is meant. "
+                "Open an earlier copy of the project.")
         return cls(str(data["data"]["path"]), str(data["data"]["sha256"]),
                    ReadSettings.from_dict(data["data"]["read_settings"]),
-                   roles_from_dict(data["roles"]),
-                   [ProjectRun.from_dict(r) for r in data["runs"]], data["selected"])
+                   roles_from_dict(data["roles"]), runs, data["selected"])
 
 
 def _require(data, keys, what: str) -> None:
