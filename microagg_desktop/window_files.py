@@ -231,6 +231,15 @@ class FilesMixin:
         if project is None:
             return False
         data = Path(project.data_path)
+        moved = not data.is_file()
+        if moved:  # the file moved: where is it now? (its checksum is still checked)
+            found = self.ask_moved_data(data, path)
+            if not found:
+                self.show_error(f"The project's data file {data} does not exist. Open the "
+                                "project again and give the file's new location; it must "
+                                "be the same file (its SHA-256 is checked).")
+                return False
+            data = Path(found)
         settings = project.read_settings.kwargs()
         sheet = settings.pop("sheet", None)
 
@@ -246,6 +255,13 @@ class FilesMixin:
             self.wait_for_io()
             return self.project_path == path.resolve()
         return True
+
+    def ask_moved_data(self, data: Path, project_path: Path) -> str:
+        """Ask where a project's data file is now ("" if cancelled; tests replace this)."""
+        found, _ = QFileDialog.getOpenFileName(
+            self, f"Where is {data.name} now? The project's data file is not at {data}",
+            str(Path(project_path).parent), f"{data.name} (*{data.suffix});;All files (*)")
+        return found
 
     def save_project_dialog(self, save_as: bool = False) -> bool:
         """Save the session to its project file (asking for one the first time)."""

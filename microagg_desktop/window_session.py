@@ -199,7 +199,8 @@ class SessionMixin:
         table is already shown); each recomputed run is checked against the headline
         measures saved with it."""
         self.role_editor.apply_roles(project.roles)
-        self.project_path, self.project_dirty = Path(path).resolve(), False
+        self.project_path = Path(path).resolve()
+        self.project_dirty = self._data_moved(project)
         self._update_title()
         if not project.runs:
             return
@@ -212,6 +213,11 @@ class SessionMixin:
         self.runner.start(restore_task, self.table, list(project.runs))
         self.set_status(f"Recomputing the project's {len(project.runs)} run(s)…")
         self._update_actions()
+
+    def _data_moved(self, project) -> bool:
+        """Whether the table was read from another place than the project says (it
+        moved, and was found again): the project has then changed until it is saved."""
+        return Path(project.data_path).resolve() != self.data_path
 
     def _keep_unrestored(self) -> None:
         """A project's recomputation stopped: its runs stay in the project file."""
@@ -250,11 +256,14 @@ class SessionMixin:
                           self.history.get(shown).request)
             self.role_editor.apply_roles(project.roles)
             self.show_run(shown)
-        self.project_dirty = False
+        self.project_dirty = self._data_moved(project)
         self._update_title()
         if problems:
             self.show_error("The project's runs could not all be reproduced exactly:\n"
                             + "\n".join(problems))
         else:
             self.set_status(f"Opened project {self.project_path.name}: "
-                            f"{len(numbers)} run(s) recomputed and reproduced exactly.")
+                            f"{len(numbers)} run(s) recomputed and reproduced exactly."
+                            + (f" Its data file was found at {self.data_path}; save the "
+                               "project to remember the new place."
+                               if self._data_moved(project) else ""))

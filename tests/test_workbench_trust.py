@@ -86,6 +86,7 @@ def test_a_cancelled_project_recomputation_loses_no_run_on_saving(qtbot, window,
     # A new run is numbered after the saved ones, recomputed or not: before, it took #1
     # beside the saved #1, so `microagg rerun --run 1` ran the new one, and reopening
     # the project dropped the saved runs.
+    other.runner.signals.started.disconnect(other.cancel)
     other.method_panel.set_parameter("k", 10)
     run_and_wait(qtbot, other)
     assert other.history.records[-1].number == 3
@@ -100,6 +101,39 @@ def test_a_cancelled_project_recomputation_loses_no_run_on_saving(qtbot, window,
                                             "numbered #1"):
         load_project(twice)
 
+
+
+def test_a_project_whose_data_file_moved_asks_where_it_is(qtbot, window, survey,
+                                                          tmp_path):
+    """The window asks for the moved file, checks it is the same (SHA-256), recomputes
+    the runs and remembers the new place once saved; a cancelled question or another
+    file opens nothing."""
+    _open(window, survey)
+    run_and_wait(qtbot, window)
+    project = tmp_path / "p.microagg"
+    assert window.save_project_to(project)
+    moved = tmp_path / "elsewhere" / survey.name
+    moved.parent.mkdir()
+    shutil.move(survey, moved)
+
+    other = new_window(qtbot)
+    asked = []
+    other.ask_moved_data = lambda data, path: asked.append(data) or ""
+    assert not other.open_project(project)
+    assert asked == [survey] and "does not exist" in other.errors[-1]
+    edited = tmp_path / "edited.csv"
+    edited.write_text(moved.read_text() + "\n")
+    other.ask_moved_data = lambda data, path: str(edited)
+    assert not other.open_project(project)
+    assert "has changed since the project was saved" in other.errors[-1]
+    other.ask_moved_data = lambda data, path: str(moved)
+    assert other.open_project(project)
+    qtbot.waitUntil(lambda: len(other.history) == 1 and not other.runner.running,
+                    timeout=RUN_TIMEOUT)
+    assert other.data_path == moved.resolve() and other.project_dirty
+    assert "save the project to remember the new place" in other.status_label.text()
+    assert other.save_project_to(project)
+    assert load_project(project).data_path == str(moved.resolve())
 
 
 def test_a_sweep_point_keeps_the_settings_the_sweep_ran_with(qtbot, window):
