@@ -53,6 +53,27 @@ def test_a_changed_data_file_exits_2_naming_it(saved, tmp_path, capsys):
     assert not (tmp_path / "out.csv").exists()
 
 
+def test_a_data_file_changed_while_it_is_read_exits_2(saved, tmp_path, capsys,
+                                                      monkeypatch):
+    """The bytes checked against the project are the bytes read: a file written to
+    between the check and the read is refused."""
+    import sys
+    rerun_code = sys.modules["core.project.rerun"]
+    path, data, _ = saved
+    real = rerun_code.read_table_with_report
+
+    def read_then_edit(*args, **kwargs):
+        out = real(*args, **kwargs)
+        data.write_bytes(data.read_bytes() + b"\r\n")
+        return out
+
+    monkeypatch.setattr(rerun_code, "read_table_with_report", read_then_edit)
+    code = main(["rerun", str(path), "--run", "1", "-o", str(tmp_path / "out.csv")])
+    err = capsys.readouterr().err
+    assert code == 2 and "changed while it was being read" in err
+    assert not (tmp_path / "out.csv").exists()
+
+
 def test_a_moved_data_file_is_found_with_data(saved, tmp_path, capsys):
     path, data, results = saved
     moved = tmp_path / "elsewhere.csv"

@@ -63,11 +63,15 @@ def read_project_data(project: Project, *, data_path: str | os.PathLike | None =
     Raises
     ------
     MicroaggError
-        The file is missing, has changed since the project was saved, or cannot be read.
+        The file is missing, has changed since the project was saved or while it was
+        read, or cannot be read.
     """
-    check_project_data(project, data_path=data_path)
+    digest = check_project_data(project, data_path=data_path)
     path = Path(data_path if data_path is not None else project.data_path)
     table, _ = read_table_with_report(path, **project.read_settings.kwargs())
+    if file_sha256(path) != digest:  # the checked bytes must be the bytes read
+        raise MicroaggError(f"The data file {path} changed while it was being read. Wait "
+                            "until whatever writes it has finished, then run again.")
     return table
 
 
