@@ -315,10 +315,11 @@ def encoding_of(measured: Survey, roles: RoleSpec, levels: dict[str, Level],
                 "column another role.")
     sst = 0.0
     attributes, start = [], 0
+    moments = measured.moments  # each column's exact sums, added up once
     for column in roles.quasi_identifiers:
         level = levels[column]
         if level is Level.NUMERIC:
-            mean, m2 = (float(measured.moments.loc[column, key]) for key in ("mean", "m2"))
+            mean, m2 = (float(moments.loc[column, key]) for key in ("mean", "m2"))
             variance = m2 / n
             std = math.sqrt(variance) if variance > 0 else 1.0
             attributes.append(AttributeCoding(column, level, slice(start, start + 1),
