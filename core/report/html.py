@@ -28,7 +28,7 @@ from core.report import plots as _plots
 from core.report.meanings import meaning
 from core.report.provenance import file_sha256, software_version
 from core.report.summary import (blocks_text, classes_of, distance_text, noise_text,
-                                 option_label, option_text, summary_frame)
+                                 option_label, option_text, summary_frame, unmasked_count)
 
 __all__ = ["report_html", "report_figures"]
 
@@ -95,7 +95,7 @@ def _verdict(result: AnonymizationResult) -> str:
                 f"promise one, so the verifier only measured the release. "
                 f"{escape(result.guarantee_text)}</p>\n{findings}")
     if result.passed:
-        read = ("the released table" if not len(result.excluded) else
+        read = ("the released table" if not unmasked_count(result) else
                 "the masked records of the released table")
         return (f"<p class=\"passed\">Verification passed: the independent verifier re-read "
                 f"{read} and confirmed the guarantee. "
@@ -135,7 +135,6 @@ def _roles_rows(result, original) -> list[tuple[str, str, str, str]]:
             level = distance_text(result, column)
         rows.append((column, role, level, order))
     return rows
-
 
 
 def _method_rows(result) -> tuple[list, list]:
@@ -188,21 +187,21 @@ def _measure_rows(result) -> list[tuple[str, str, str]]:
 
 def _measures_scope(result) -> str:
     """A note above the measures when they leave out records released unmasked."""
-    excluded = getattr(result, "excluded", None)
-    if excluded is None or not len(excluded):
+    unmasked = unmasked_count(result)
+    if not unmasked:
         return ""
     return (f"<p class=\"warning\">These figures describe the "
-            f"{result.metrics.n_records:,} masked records only; the {len(excluded):,} "
+            f"{result.metrics.n_records:,} masked records only; the {unmasked:,} "
             f"records released unmasked are not counted.</p>\n")
 
 
 def _unmasked(result) -> str:
-    excluded = getattr(result, "excluded", None)
-    if excluded is None or not len(excluded):
+    unmasked = unmasked_count(result)
+    if not unmasked:
         return ""
     flag = getattr(result, "flag_column", None) or "unmasked_missing"
     return (f"<h2 class=\"warning\">Records released unmasked</h2>\n<p class=\"warning\">"
-            f"{len(excluded):,} records with missing values were released unmasked, flagged "
+            f"{unmasked:,} records with missing values were released unmasked, flagged "
             f"1 in the column '{escape(str(flag))}'. They are not protected, and the "
             f"verification and the measures do not count them.</p>\n")
 

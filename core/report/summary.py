@@ -11,7 +11,8 @@ from core.methods.registry import get_method
 from core.pipeline import AnonymizationResult
 from core.report.provenance import software_version
 
-__all__ = ["summary_frame", "option_text", "distance_text", "classes_of", "noise_text"]
+__all__ = ["summary_frame", "option_text", "distance_text", "classes_of", "noise_text",
+           "unmasked_count"]
 
 
 def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFrame:
@@ -170,7 +171,8 @@ def distance_text(result, column: str) -> str:
     return text + (", declared" if declared else "")
 
 
-def _unmasked_count(result) -> int:
+def unmasked_count(result) -> int:
+    """Records released unmasked beside the masked ones (missing values), 0 if none."""
     excluded = getattr(result, "excluded", None)
     return 0 if excluded is None else len(excluded)
 
@@ -178,7 +180,7 @@ def _unmasked_count(result) -> int:
 def _records_rows(result) -> list[tuple[str, object]]:
     """The records the figures describe: all of the released table's, or, with records
     released unmasked (missing values), the masked ones beside the table's total."""
-    n, unmasked = result.metrics.n_records, _unmasked_count(result)
+    n, unmasked = result.metrics.n_records, unmasked_count(result)
     if not unmasked:
         return [("Records", n)]
     return [("Records in the released table", n + unmasked),
@@ -188,14 +190,14 @@ def _records_rows(result) -> list[tuple[str, object]]:
 def classes_of(result) -> str:
     """Whose classes the figures count: the released table's, or its masked records'
     when some were released unmasked (they are not counted)."""
-    return ("of the masked records" if _unmasked_count(result) else
+    return ("of the masked records" if unmasked_count(result) else
             "in the released table")
 
 
 def noise_text(result) -> str:
     """The noise paragraph, saying which records carry no noise."""
     text = result.noise.describe()
-    unmasked = _unmasked_count(result)
+    unmasked = unmasked_count(result)
     if unmasked:
         text += (f" The {unmasked:,} record(s) released unmasked (missing values) carry "
                  "their original values of these attributes, without noise: the "
