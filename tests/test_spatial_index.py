@@ -192,6 +192,25 @@ def test_cancel_stops_a_large_run_within_a_second():
     assert time.perf_counter() - began < 0.5 + 1.5  # setup plus at most one chunk
 
 
+def test_each_node_splits_at_the_median_of_its_first_widest_attribute():
+    """The build's spreads, taken a row at a time, pick the attribute numpy's ``ptp``
+    and ``argmax`` pick (the first of equal spreads: indicator columns of a nominal
+    attribute all spread the same), and the node is cut at that attribute's median."""
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 6, size=2000)
+    indicators = np.eye(6)[codes] * 0.7  # six columns of the same spread
+    for P in (rng.normal(size=(3000, 5)) * [1.0, 3.0, 0.5, 3.0, 2.0],
+              np.column_stack([indicators, rng.integers(0, 3, size=2000) * 0.2])):
+        perm, start, stop, levels = index.build_tree(P, 16)
+        assert levels >= 5
+        for node in range((1 << levels) - 1):
+            rows = P[perm[start[node]:stop[node]]]
+            j = int(np.argmax(np.ptp(rows, axis=0)))
+            left = P[perm[start[2 * node + 1]:stop[2 * node + 1]], j]
+            right = P[perm[start[2 * node + 2]:stop[2 * node + 2]], j]
+            assert len(left) == len(rows) // 2 and left.max() <= right.min()
+
+
 def test_cell_splits_bound_every_row_of_each_child():
     """The cells the nearest search descends through: in its split attribute, every row of
     a left child lies at or below ``left_hi`` and every row of a right child at or above

@@ -123,22 +123,31 @@ def _select(perm, start, stop, nth, P, j):
             return
 
 
-def _split_level(P, perm, start, stop, first, last):
-    """Split nodes ``first .. last−1`` at the median of their widest attribute."""
+def _split_level(P, perm, start, stop, first, last, low, high):
+    """Split nodes ``first .. last−1`` at the median of their widest attribute (the
+    first widest, in column order). ``low`` and ``high`` (one slot per attribute) are
+    scratch: the spreads are taken a row at a time, each row read once as it lies in
+    memory, where a pass per attribute read every row's memory again for each (a tenth
+    of MDAV's time on an embedding of a hundred indicator columns)."""
     d = P.shape[1]
     for node in range(first, last):
         s, e = start[node], stop[node]
+        r = perm[s]
+        for col in range(d):
+            low[col] = P[r, col]
+            high[col] = P[r, col]
+        for i in range(s + 1, e):
+            r = perm[i]
+            for col in range(d):
+                v = P[r, col]
+                if v < low[col]:
+                    low[col] = v
+                elif v > high[col]:
+                    high[col] = v
         best, j = -1.0, 0
         for col in range(d):
-            low, high = P[perm[s], col], P[perm[s], col]
-            for i in range(s + 1, e):
-                v = P[perm[i], col]
-                if v < low:
-                    low = v
-                elif v > high:
-                    high = v
-            if high - low > best:
-                best, j = high - low, col
+            if high[col] - low[col] > best:
+                best, j = high[col] - low[col], col
         mid = (s + e) // 2
         _select(perm, s, e, mid, P, j)
         start[2 * node + 1], stop[2 * node + 1] = s, mid
@@ -337,8 +346,10 @@ def build_tree(P: np.ndarray, leaf_size: int = LEAF_SIZE, check=None):
     stop = np.zeros(n_nodes, dtype=np.int64)
     stop[0] = len(P)
     perm = np.arange(len(P))
+    low, high = np.empty(P.shape[1]), np.empty(P.shape[1])
     for level in range(levels):
-        _split_level(P, perm, start, stop, (1 << level) - 1, (1 << (level + 1)) - 1)
+        _split_level(P, perm, start, stop, (1 << level) - 1, (1 << (level + 1)) - 1,
+                     low, high)
         if check is not None:
             check()
     return perm, start, stop, levels
