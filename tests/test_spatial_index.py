@@ -50,6 +50,18 @@ def test_random_data(seed):
 
 
 @pytest.mark.parametrize("seed", range(3))
+def test_wide_tables_of_indicator_columns(seed):
+    """Nominal attributes as scaled indicator columns, as the embedding makes them,
+    beside numeric ones: a wide table whose boxes bound poorly; many rows tie."""
+    rng = np.random.default_rng(300 + seed)
+    n = 700
+    blocks = [np.eye(m)[rng.integers(0, m, size=n)] * rng.uniform(0.3, 2.0)
+              for m in (2, 9, 17)]
+    X = np.column_stack([rng.normal(size=(n, 2)), *blocks, rng.integers(0, 4, size=n)])
+    _same(X, 3 + seed)
+
+
+@pytest.mark.parametrize("seed", range(3))
 def test_integer_grid_ties_between_distinct_rows(seed):
     rng = np.random.default_rng(100 + seed)
     _same(rng.integers(0, 3, size=(900, 3)).astype(float), 3 + seed)
