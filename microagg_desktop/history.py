@@ -24,6 +24,7 @@ import pandas as pd
 
 from core import AnonymizationResult, MicroaggError, RoleSpec, get_method
 from core.pipeline.stored import StoredResult
+from core.report.summary import SECRET_OPTIONS
 from core.report.run_plots import RunPoint
 
 __all__ = ["Measure", "MEASURES", "RunRecord", "History", "describe_changes",
@@ -198,6 +199,8 @@ class History:
             number = self._next
         elif any(r.number == number for r in self._records):
             raise MicroaggError(f"The history already has a run #{number}.")
+        if result.noise is not None:  # the seed it drew, so a project recomputes it
+            request = {**request, "noise_seed": result.noise.seed}
         record = RunRecord.of(number, request, result)
         self._next = max(self._next, number + 1)
         self._records.append(record)
@@ -365,6 +368,8 @@ def _settings(request: Mapping[str, Any]) -> dict[str, str]:
     """A request as readable name → text, roles one entry per column."""
     out: dict[str, str] = {}
     for key, value in request.items():
+        if key in SECRET_OPTIONS:
+            continue
         if key == "roles" and isinstance(value, RoleSpec):
             out.update({f"role of '{c}'": w for c, w in _role_words(value).items()})
         elif key == "method":
@@ -403,7 +408,7 @@ def describe_changes(request_a: Mapping[str, Any], request_b: Mapping[str, Any])
     elif roles_a != roles_b:
         changes.append("the roles changed")
     for key in dict.fromkeys([*request_a, *request_b]):
-        if key == "roles":
+        if key == "roles" or key in SECRET_OPTIONS:  # the noise's seed: drawn per run
             continue
         old, new = request_a.get(key), request_b.get(key)
         if old == new:

@@ -266,10 +266,16 @@ class MethodPanel(QWidget):
         self.bounds_edit.setToolTip("COLUMN=LO:HI for each confidential attribute, "
                                     "separated by commas; never taken from the data.")
         self.seed_spin = QSpinBox(self.dp_box)
-        self.seed_spin.setRange(0, _INT_LIMIT)
-        self.seed_spin.setAccessibleName("Seed")
-        self.seed_spin.setToolTip("The random seed of the noise: the same seed gives the "
-                                  "same release. Allowed: 0 or more.")
+        self.seed_spin.setRange(-1, _INT_LIMIT)  # -1: a fresh seed for every run
+        self.seed_spin.setSpecialValueText("fresh for every run")
+        self.seed_spin.setValue(-1)
+        self.seed_spin.setMinimumWidth(180)
+        self.seed_spin.setAccessibleName("Noise seed")
+        self.seed_spin.setToolTip(
+            "Leave at 'fresh for every run': the noise then comes from the operating "
+            "system's randomness. Whoever knows the seed can subtract the noise, so fix "
+            "one only to repeat a run, and never publish it. A saved project keeps each "
+            "run's seed, to recompute it.")
         dp_help = _note(
             "After a k-anonymity method, Laplace noise of scale (HI − LO)/ε is added to "
             "every confidential attribute. Give the bounds LO:HI of each one: they are "
@@ -277,7 +283,7 @@ class MethodPanel(QWidget):
             "guarantees (Proposition 1).", self.dp_box, "About the noise")
         dp_form.addRow("ε (epsilon):", self.epsilon_spin)
         dp_form.addRow("Bounds:", self.bounds_edit)
-        dp_form.addRow("Seed:", self.seed_spin)
+        dp_form.addRow("Noise seed:", self.seed_spin)
         dp_form.addRow("", dp_help)
         layout.addWidget(self.dp_box)
         self.cluster_box = ClusterBox(self)
@@ -347,18 +353,21 @@ class MethodPanel(QWidget):
         self.blocks_edit.setText(text)
 
     def noise_options(self) -> dict[str, Any]:
-        """``dp_epsilon``, ``confidential_bounds`` and ``seed`` for anonymize(), if chosen."""
+        """``dp_epsilon``, ``confidential_bounds`` and ``noise_seed`` (None: fresh for
+        the run) for anonymize(), if chosen."""
         if self.dp_box.isHidden() or not self.dp_box.isChecked():
             return {}
+        seed = self.seed_spin.value()
         return {"dp_epsilon": self.epsilon_spin.value(),
                 "confidential_bounds": self.bounds_edit.text().strip() or None,
-                "seed": self.seed_spin.value()}
+                "noise_seed": None if seed < 0 else seed}
 
-    def set_noise(self, epsilon: float, bounds: str, seed: int = 0) -> None:
+    def set_noise(self, epsilon: float, bounds: str, seed: int | None = None) -> None:
+        """Noise on, with ``seed`` fixed, or (None) fresh for every run."""
         self.dp_box.setChecked(True)
         self.epsilon_spin.setValue(epsilon)
         self.bounds_edit.setText(bounds)
-        self.seed_spin.setValue(seed)
+        self.seed_spin.setValue(-1 if seed is None else seed)
 
     def clear_noise(self) -> None:
         """No differential-privacy noise (going back to a run without it)."""

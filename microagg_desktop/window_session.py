@@ -102,9 +102,9 @@ class SessionMixin:
             self.method_panel.set_blocks("")
         self.method_panel.set_intruder(request.get("intruder", "all"))
         if request.get("dp_epsilon") is not None:
+            # The seed a run drew stays with that run: the next run draws its own.
             self.method_panel.set_noise(request["dp_epsilon"],
-                                        request.get("confidential_bounds") or "",
-                                        request.get("seed", 0))
+                                        request.get("confidential_bounds") or "")
         else:
             self.method_panel.clear_noise()
         self.data_page.set_missing(request.get("missing", "stop"))

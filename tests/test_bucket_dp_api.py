@@ -55,15 +55,16 @@ def test_laplace_noise_needs_bounds_and_is_reproducible(survey):
         anonymize(survey, roles, "tc-tfirst", k=5, t=0.2, dp_epsilon=1.0,
                   confidential_bounds="health_spending=0:5000")
     a = anonymize(survey, roles, "mdav", k=5, dp_epsilon=2.0,
-                  confidential_bounds="health_spending=0:5000", seed=11)
+                  confidential_bounds="health_spending=0:5000", noise_seed=11)
     b = anonymize(survey, roles, "mdav", k=5, dp_epsilon=2.0,
-                  confidential_bounds={"health_spending": (0, 5000)}, seed=11)
+                  confidential_bounds={"health_spending": (0, 5000)}, noise_seed=11)
     pd.testing.assert_frame_equal(a.masked, b.masked)
     noise = a.masked["health_spending"] - survey["health_spending"]
     assert noise.abs().mean() == pytest.approx(2500, rel=0.25)  # Laplace: E|X| = scale
     summary = a.summary()
     n, k_min = len(survey), a.verification.smallest_class
-    assert summary["epsilon"] == 2.0 and summary["seed"] == 11
+    assert summary["epsilon"] == 2.0 and a.noise.seed == 11 and a.noise.seed_given
+    assert "11" not in str(summary["noise_seed"]) and "given" in summary["noise_seed"]
     assert summary["stochastic_t"] == pytest.approx((k_min + (n - k_min) * np.exp(2.0)) / n)
     assert a.verification.passed  # the quasi-identifiers are untouched by the noise
 
@@ -105,3 +106,43 @@ def test_tc_bucket_output_verifies_for_k_and_t(k, t, seed):
         return
     assert result.passed and result.metrics.min_group_size >= k
     assert verify_multiplicative(result.masked, ("a", "b"), ("c",), t).passed
+
+
+def test_the_noise_seed_is_fresh_for_every_run_and_never_reported(survey, tmp_path):
+    """Whoever knows the noise's seed (and the bounds and ε, which the report states)
+    can draw the same noise and subtract it. So by default every run draws a fresh one,
+    the intruder scenarios' ``seed`` does not drive it, and no report, summary sheet or
+    summary JSON states it; the settings of the run hold it, and repeat the release."""
+    from core.project import RunSettings
+    from core.report import report_html, summary_frame
+
+    roles = RoleSpec(quasi_identifiers=QI, confidential=("health_spending",))
+    options = dict(dp_epsilon=2.0, confidential_bounds="health_spending=0:5000")
+    a = anonymize(survey, roles, "mdav", k=5, seed=0, **options)
+    b = anonymize(survey, roles, "mdav", k=5, seed=0, **options)
+    assert not a.noise.seed_given and a.noise.seed != b.noise.seed
+    assert not np.array_equal(a.masked["health_spending"], b.masked["health_spending"])
+    seed = str(a.noise.seed)
+    sheet = summary_frame(a).to_string()
+    page = report_html(a, source="survey.csv", plots=False)
+    assert seed not in sheet and seed not in page and seed not in str(a.summary())
+    assert "drawn afresh" in sheet and "drawn afresh" in page
+    kept = RunSettings.from_result(a)  # what a project keeps: the drawn seed
+    assert kept.noise_seed == a.noise.seed
+    again = anonymize(survey, roles, **kept.kwargs())
+    pd.testing.assert_frame_equal(again.masked, a.masked)
+    # A project written before the noise had a seed of its own used 'seed' for it.
+    old = {k: v for k, v in kept.to_dict().items() if k != "noise_seed"}
+    assert RunSettings.from_dict({**old, "seed": 7}).noise_seed == 7
+    with pytest.raises(MicroaggError, match="noise seed must be a whole number"):
+        anonymize(survey, roles, "mdav", k=5, noise_seed=-1, **options)
+
+
+def test_an_epsilon_beyond_floating_point_gives_no_bound_and_a_huge_scale_is_refused(survey):
+    roles = RoleSpec(quasi_identifiers=QI, confidential=("health_spending",))
+    result = anonymize(survey, roles, "mdav", k=5, dp_epsilon=800.0,
+                       confidential_bounds="health_spending=0:5000")
+    assert result.noise.stochastic_t == np.inf and result.passed
+    with pytest.raises(MicroaggError, match="beyond floating point"):
+        anonymize(survey, roles, "mdav", k=5, dp_epsilon=0.001,
+                  confidential_bounds="health_spending=0:1e306")

@@ -352,6 +352,22 @@ def test_bucket_t_closeness_and_laplace_noise_from_the_window(qtbot, window):
     assert window.result.noise is not None and window.result.noise.seed == 4
     assert "stochastic t" in window.results_panel.status.text()
 
+    # By default the noise's seed is fresh for every run (whoever knows it can subtract
+    # the noise): the run's record keeps the one it drew, for a project to recompute
+    # it; the results do not go stale for it, and no change description states it.
+    window.method_panel.set_noise(1.0, "health_spending=0:5000")
+    assert window.method_panel.seed_spin.text() == "fresh for every run"
+    assert window.method_panel.noise_options()["noise_seed"] is None
+    drawn = []
+    for _ in range(2):
+        run_and_wait(qtbot, window)
+        drawn.append(window.result.noise.seed)
+        assert window.shown_record.request["noise_seed"] == window.result.noise.seed
+        assert not window.results_panel.is_stale and window.stale_text == ""
+    assert drawn[0] != drawn[1] and not window.result.noise.seed_given
+    window.show_run(window.history.records[-2].number)  # back to the run before
+    assert window.method_panel.noise_options()["noise_seed"] is None
+
 
 def test_nothing_is_ever_written_onto_the_opened_file(qtbot, window, tmp_path):
     """Export, the report and a project saved onto the file the table was read from

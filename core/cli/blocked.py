@@ -73,6 +73,7 @@ def check_engine_options(args: argparse.Namespace) -> None:
 
 def _refuse_local_only(args: argparse.Namespace) -> None:
     refused = [("--report", args.report), ("--dp-epsilon", args.dp_epsilon),
+               ("--noise-seed", args.noise_seed is not None),
                ("--confidential-bounds", args.confidential_bounds),
                ("--merge-small-strata", args.merge_small_strata),
                ("--missing exclude", args.missing == "exclude"),

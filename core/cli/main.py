@@ -8,7 +8,7 @@
                        [--confidential COL ...] [--identifier COL ...]
                        [--strata COL ... [--merge-small-strata]] [--blocks "A,B;C,D"]
                        [--sheet NAME] [--summary-json PATH] [--report PATH]
-                       [--dp-epsilon E --confidential-bounds COL=LO:HI ... [--seed S]]
+                       [--dp-epsilon E --confidential-bounds COL=LO:HI ... [--noise-seed S]]
                        [--intruder all|singles|pairs|random] [--known "A,B;C,D"]
                        [--missing stop|exclude]
     microagg anonymize INPUT -o FOLDER --engine dask [--scheduler ADDRESS] [--block-size N]
@@ -153,7 +153,12 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     run.add_argument("--known", metavar='"A,B;C,D"',
                      help="explicit intruder scenarios (overrides --intruder)")
     run.add_argument("--seed", type=whole_number(0, "--seed"), default=0,
-                     help="seed of every random choice (noise, random intruder scenarios)")
+                     help="seed of the random intruder scenarios")
+    run.add_argument("--noise-seed", type=whole_number(0, "--noise-seed"), default=None,
+                     metavar="S",
+                     help="seed of the Laplace noise, only to repeat a run (default: drawn "
+                          "afresh from the operating system; a secret, never reported: "
+                          "whoever knows it can subtract the noise)")
     run.add_argument("--dp-epsilon", type=_typed(float, "--dp-epsilon"), metavar="E",
                      help="add Laplace noise with scale (HI-LO)/E to every confidential "
                           "column after a k-anonymity method")
@@ -220,7 +225,7 @@ def _anonymize(args, parameter_names) -> int:
         result = anonymize(table, roles, args.method, state=TaskState(progress),
                            blocks=args.blocks, merge_small_strata=args.merge_small_strata,
                            intruder=args.intruder, known=args.known, seed=args.seed,
-                           dp_epsilon=args.dp_epsilon,
+                           dp_epsilon=args.dp_epsilon, noise_seed=args.noise_seed,
                            confidential_bounds=(",".join(args.confidential_bounds)
                                                 if args.confidential_bounds else None),
                            missing=args.missing, **params)

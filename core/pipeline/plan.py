@@ -56,10 +56,12 @@ class RunPlan:
         What the intruder knows, for the disclosure-risk measures.
     seed : int
     noise : dict or None
-        ``{"epsilon": ε, "bounds": {column: (LO, HI)}}`` when Laplace noise is asked.
+        ``{"epsilon": ε, "bounds": {column: (LO, HI)}, "seed": s}`` when Laplace noise
+        is asked; ``s`` None draws a fresh seed for the run (:mod:`core.privacy.noise`).
     options : dict
         The run options as given (blocks, merge_small_strata, intruder, known, seed,
-        dp_epsilon, confidential_bounds, missing), so a plan can be described or re-run:
+        dp_epsilon, confidential_bounds, missing, noise_seed), so a plan can be
+        described or re-run:
         ``anonymize(table, roles, method, **options, **parameters)`` runs it again.
     original : DataFrame or None
         With ``missing="exclude"`` and records set aside: the whole table given, of which
@@ -87,7 +89,8 @@ class RunPlan:
 def prepare_run(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
                 blocks=None, merge_small_strata: bool = False, intruder: str = "all",
                 known=None, seed: int = 0, dp_epsilon: float | None = None,
-                confidential_bounds=None, missing: str = "stop", **params) -> RunPlan:
+                confidential_bounds=None, missing: str = "stop",
+                noise_seed: int | None = None, **params) -> RunPlan:
     """Check every input of a run and prepare it; see :func:`core.pipeline.run.anonymize`.
 
     Raises
@@ -131,7 +134,7 @@ def prepare_run(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     k = resolved.get("k")
     if k is not None and not spec.masks_values:  # Mic1D-k's k counts values; it checks
         check_group_size(len(table), k)
-    noise = _noise_plan(table, roles, spec, dp_epsilon, confidential_bounds)
+    noise = _noise_plan(table, roles, spec, dp_epsilon, confidential_bounds, noise_seed)
     scenarios = _scenarios(roles, intruder, known, seed)
     # A constant quasi-identifier is measured (scale 1, nothing to SST) and reported by
     # the release warnings, not refused: a file of identical records can be released.
@@ -151,7 +154,7 @@ def prepare_run(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     options = {"blocks": given_blocks, "merge_small_strata": merge_small_strata,
                "intruder": intruder, "known": known, "seed": seed,
                "dp_epsilon": dp_epsilon, "confidential_bounds": confidential_bounds,
-               "missing": missing}
+               "missing": missing, "noise_seed": noise_seed}
     return RunPlan(table, roles, spec, resolved, blocks, k, encoding, strata,
                    tuple(scenarios), seed, noise, options, original, excluded)
 
@@ -163,12 +166,18 @@ def _needed_columns(roles: RoleSpec) -> list[str]:
     return [*roles.quasi_identifiers, *roles.strata, *roles.confidential]
 
 
-def _noise_plan(table, roles, spec, epsilon, bounds) -> dict[str, Any] | None:
+def _noise_plan(table, roles, spec, epsilon, bounds, seed) -> dict[str, Any] | None:
     if epsilon is None:
         if bounds:
             raise MicroaggError("Confidential bounds are only used with a differential "
                                 "privacy epsilon; give one, or leave the bounds out.")
+        if seed is not None:
+            raise MicroaggError("A noise seed is only used with a differential privacy "
+                                "epsilon; give one, or leave the noise seed out.")
         return None
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
+                             or seed < 0):
+        raise MicroaggError(f"The noise seed must be a whole number >= 0. Got {seed!r}.")
     if not spec.guarantee.accepts_noise:
         raise MicroaggError("Differential privacy noise is added after a k-anonymity "
                             "method; choose one of those (e.g. MDAV).")
@@ -180,7 +189,9 @@ def _noise_plan(table, roles, spec, epsilon, bounds) -> dict[str, Any] | None:
             "off, or declare the column numeric if its values are quantities.")
     bounds = check_noise_inputs(table, bounds, epsilon=epsilon,
                                 confidential=list(roles.confidential))
-    return {"epsilon": float(epsilon), "bounds": bounds}
+    # None: a fresh seed from the operating system, drawn as the noise is added.
+    return {"epsilon": float(epsilon), "bounds": bounds,
+            "seed": None if seed is None else int(seed)}
 
 
 def _scenarios(roles: RoleSpec, intruder: str, known, seed) -> list[tuple[str, ...]]:

@@ -86,8 +86,9 @@ class AnonymizationResult:
         The run's ``missing`` option, ``"stop"`` or ``"exclude"``.
     options : dict
         The run options (blocks as given, merge_small_strata, intruder, known, seed,
-        dp_epsilon, confidential_bounds, missing): with ``method`` and ``parameters``,
-        exactly what reproduces the run.
+        dp_epsilon, confidential_bounds, missing, noise_seed): with ``method`` and
+        ``parameters``, and the noise's seed drawn (``noise.seed``) where none was given,
+        exactly what reproduces the run (:meth:`core.project.RunSettings.from_result`).
     """
 
     method: str

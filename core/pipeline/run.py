@@ -133,7 +133,8 @@ def _run(plan: RunPlan, state: TaskState, started: float, ahead: MeasuresAhead,
                                   epsilon=plan.noise["epsilon"],
                                   quasi_identifiers=list(roles.quasi_identifiers)
                                   + list(roles.strata),
-                                  confidential=roles.confidential, random_state=plan.seed)
+                                  confidential=roles.confidential,
+                                  random_state=plan.noise["seed"])
         released = noise.frame
     buckets = details.pop("buckets", None)
     if buckets is not None:  # released as buckets (Section 6.2)
@@ -216,6 +217,7 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
               state: TaskState | None = None, blocks=None, merge_small_strata: bool = False,
               intruder: str = "all", known=None, seed: int = 0,
               dp_epsilon: float | None = None, confidential_bounds=None,
+              noise_seed: int | None = None,
               missing: str = "stop", **params) -> AnonymizationResult:
     """Microaggregate ``table`` with a registered method and verify the result.
 
@@ -248,7 +250,11 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
         After a k-anonymous microaggregation, add Laplace noise of scale (HI−LO)/ε to
         every confidential attribute (Domingo-Ferrer & Soria-Comas 2015, Proposition 1).
         The bounds ``{column: (LO, HI)}`` or ``"COL=LO:HI,..."`` are required for every
-        confidential column; they are never taken from the data. ``seed`` drives the noise.
+        confidential column; they are never taken from the data.
+    noise_seed : int, optional
+        The noise's seed. Default: a fresh one from the operating system for every run,
+        recorded in ``result.noise.seed`` (a secret: whoever knows it can subtract the
+        noise; no report states it). Give one only to repeat a run.
     missing : {"stop", "exclude"}
         What to do with records that have a missing value in a quasi-identifier, a
         stratum column, or a confidential column. "stop"
@@ -278,6 +284,6 @@ def anonymize(table: pd.DataFrame, roles: RoleSpec, method: str = "mdav", *,
     """
     plan = prepare_run(table, roles, method, blocks=blocks,
                        merge_small_strata=merge_small_strata, intruder=intruder,
-                       known=known, seed=seed, dp_epsilon=dp_epsilon,
+                       known=known, seed=seed, dp_epsilon=dp_epsilon, noise_seed=noise_seed,
                        confidential_bounds=confidential_bounds, missing=missing, **params)
     return run(plan, state)

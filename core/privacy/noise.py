@@ -45,6 +45,11 @@ Choices (each is tested):
   the j-th child of ``SeedSequence(seed)``, so adding a column does not change the noise
   of the others and the same seed gives the same output. Without a seed, one is drawn
   from the operating system and recorded in the result so the run can be repeated.
+* **The seed is a secret.** Whoever knows the seed (and the bounds and ε, which the
+  report states) can draw the same noise and subtract it: the release would then be
+  the microaggregated table alone. So the engine draws a fresh seed for every run
+  unless one is given on purpose (``noise_seed``), and no report, summary sheet or
+  summary JSON states it; a saved project keeps it, to recompute its runs.
 """
 
 from __future__ import annotations
@@ -57,9 +62,10 @@ import numpy as np
 import pandas as pd
 
 from core.errors import MicroaggError
+from core.privacy.stochastic import stochastic_t, stochastic_t_formula
 
-__all__ = ["check_noise_inputs", "parse_bounds", "dp_confidential", "stochastic_t", "stochastic_t_formula",
-           "DPResult", "add_laplace_noise"]
+__all__ = ["check_noise_inputs", "parse_bounds", "dp_confidential", "stochastic_t",
+           "stochastic_t_formula", "DPResult", "add_laplace_noise"]
 
 _OUT_OF_BOUNDS = ("raise", "clip")
 
@@ -148,41 +154,6 @@ def dp_confidential(values, *, epsilon: float, lower: float, upper: float, rando
     return noisy
 
 
-def stochastic_t(epsilon: float, k: int, n_records: int) -> float:
-    """The stochastic t that Proposition 1 guarantees.
-
-    ``t = max_E (|E|/N)·(1 + (N − |E|)/|E|·exp(ε)) = (k + (N − k)·exp(ε)) / N``
-
-    with N the number of records and k the size of the **smallest** equivalence class
-    (the expression decreases as |E| grows). The distance is the multiplicative one of
-    Definition 4 (a ratio >= 1); ``t = 1`` when one class holds every record.
-
-    Parameters
-    ----------
-    epsilon : float
-        ε of the noise on the confidential attribute(s), >= 0.
-    k : int
-        Size of the smallest equivalence class, ``1 <= k <= n_records``.
-    n_records : int
-
-    Examples
-    --------
-    >>> round(stochastic_t(1.0, 5, 100), 6)  # (5 + 95·e) / 100
-    2.632368
-    """
-    epsilon, k, n = _check_t_inputs(epsilon, k, n_records)
-    return (k + (n - k) * math.exp(epsilon)) / n
-
-
-def stochastic_t_formula(epsilon: float, k: int, n_records: int) -> str:
-    """The formula of :func:`stochastic_t` with the numbers filled in, for the report."""
-    t = stochastic_t(epsilon, k, n_records)
-    return (f"t = max over classes E of (|E| + (N − |E|)·exp(ε)) / N, reached at the "
-            f"smallest class: ({k} + ({n_records} − {k})·exp({epsilon:g})) / {n_records} "
-            f"= {t:.6g} (multiplicative distance, Definition 4; Proposition 1 of "
-            "Domingo-Ferrer & Soria-Comas 2015)")
-
-
 @dataclass(frozen=True)
 class DPResult:
     """A table whose confidential attributes carry Laplace noise, and what it guarantees.
@@ -199,7 +170,10 @@ class DPResult:
     clipped : dict column → int
         Values clipped into the bounds before the noise (only with ``out_of_bounds="clip"``).
     seed : int
-        The seed used (drawn and recorded when none was given).
+        The seed used (drawn and recorded when none was given). A secret (module notes):
+        never written into a report or summary.
+    seed_given : bool
+        Whether the seed was given rather than drawn for this run.
     n_records, smallest_class : int
         N and the smallest equivalence class of the masked quasi-identifiers.
     stochastic_t : float
@@ -221,20 +195,32 @@ class DPResult:
     stochastic_t_joint: float
     formula_text: str
     notes: tuple[str, ...] = field(default_factory=tuple)
+    seed_given: bool = False
 
     def summary(self) -> dict:
         """JSON-ready fields for ``--summary-json``."""
         return {"epsilon": self.epsilon, "stochastic_t": self.stochastic_t,
                 "stochastic_t_joint": self.stochastic_t_joint,
                 "confidential_bounds": {c: list(b) for c, b in self.bounds.items()},
-                "laplace_scale": dict(self.scale), "seed": self.seed,
+                "laplace_scale": dict(self.scale), "noise_seed": self.seed_text,
                 "dp_clipped": dict(self.clipped)}
+
+    @property
+    def seed_text(self) -> str:
+        """Where the noise's seed came from, without the seed (a secret, module notes)."""
+        if self.seed_given:
+            return ("given in the run's settings and not stated here; whoever learns it "
+                    "can remove the noise, so keep those settings (project file, command "
+                    "line) as confidential as the original data")
+        return ("drawn afresh from the operating system for this run and not stated here "
+                "(a saved project keeps it: keep the project file as confidential as the "
+                "original data)")
 
     def describe(self) -> str:
         """The report paragraph."""
         columns = ", ".join(f"'{c}' (scale {s:g})" for c, s in self.scale.items())
         text = (f"Laplace noise with scale (HI − LO)/ε, ε = {self.epsilon:g}, was added to "
-                f"{columns}, seed {self.seed}. Each of these attributes is "
+                f"{columns}. Each of these attributes is "
                 f"{self.epsilon:g}-differentially private; with the {self.smallest_class}-"
                 f"record smallest class of {self.n_records} records, Proposition 1 gives "
                 f"stochastic t-closeness (multiplicative distance, not EMD) with "
@@ -310,6 +296,7 @@ def add_laplace_noise(masked: pd.DataFrame, bounds: Mapping[str, tuple[float, fl
         raise MicroaggError("Equivalence classes come from the quasi-identifiers; none "
                             "was given.")
     _check_epsilon(epsilon)
+    given = random_state is not None
     seed = _seed(random_state)
     children = np.random.SeedSequence(seed).spawn(len(confidential))
     frame = masked.copy()
@@ -332,7 +319,8 @@ def add_laplace_noise(masked: pd.DataFrame, bounds: Mapping[str, tuple[float, fl
         scale=scale, clipped=clipped, seed=seed, n_records=n, smallest_class=smallest,
         stochastic_t=stochastic_t(epsilon, smallest, n),
         stochastic_t_joint=stochastic_t(len(confidential) * float(epsilon), smallest, n),
-        formula_text=stochastic_t_formula(epsilon, smallest, n), notes=notes)
+        formula_text=stochastic_t_formula(epsilon, smallest, n), notes=notes,
+        seed_given=given)
 
 
 # --- Helpers --------------------------------------------------------------------------
@@ -371,7 +359,7 @@ def check_noise_inputs(table: pd.DataFrame, bounds, *, epsilon,
 
 def _noise_column(values, *, epsilon, lower, upper, rng, name, out_of_bounds, draw=True):
     _check_epsilon(epsilon)
-    _check_bounds(name, lower, upper)
+    _check_bounds(name, lower, upper, epsilon)
     if out_of_bounds not in _OUT_OF_BOUNDS:
         raise MicroaggError(f"The 'out_of_bounds' parameter must be one of "
                             f"{', '.join(map(repr, _OUT_OF_BOUNDS))}. Got {out_of_bounds!r}.")
@@ -423,25 +411,15 @@ def _check_epsilon(epsilon) -> None:
                             f"0. Got {epsilon!r}.")
 
 
-def _check_bounds(column, low, high) -> None:
+def _check_bounds(column, low, high, epsilon=None) -> None:
     if not (math.isfinite(low) and math.isfinite(high)):
         raise MicroaggError(f"Confidential bounds of '{column}' must be finite; got "
                             f"{low:g}:{high:g}.")
     if not low < high:
         raise MicroaggError(f"Confidential bounds of '{column}' must have LO < HI; got "
                             f"{low:g}:{high:g}.")
-
-
-def _check_t_inputs(epsilon, k, n_records):
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer,
-                                                             np.floating)) \
-            or not math.isfinite(float(epsilon)) or float(epsilon) < 0:
-        raise MicroaggError(f"ε must be a finite number >= 0. Got {epsilon!r}.")
-    for label, value in (("n_records", n_records), ("k", k)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise MicroaggError(f"The '{label}' parameter must be an integer of at least 1. "
-                                f"Got {value!r}.")
-    if k > n_records:
-        raise MicroaggError(f"The smallest class ({k}) cannot be larger than the table "
-                            f"({n_records} records).")
-    return float(epsilon), int(k), int(n_records)
+    if epsilon is not None and not math.isfinite((float(high) - float(low)) / float(epsilon)):
+        raise MicroaggError(f"Confidential bounds of '{column}' ({low:g}:{high:g}) with "
+                            f"ε = {float(epsilon):g} give a noise scale (HI − LO)/ε beyond "
+                            "floating point: every released value would be infinite. "
+                            "Give the bounds in smaller units, or a larger ε.")

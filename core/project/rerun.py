@@ -139,6 +139,8 @@ def command_line(settings: RunSettings, roles: RoleSpec, input_path, output_path
         args += ["--dp-epsilon", _number(settings.dp_epsilon)]
     if settings.confidential_bounds:
         args += ["--confidential-bounds", settings.confidential_bounds]
+    if settings.noise_seed is not None:  # a secret: the command is for this agency only
+        args += ["--noise-seed", str(settings.noise_seed)]
     args += ["--missing", settings.missing]
     args += _read_args(read_settings or ReadSettings(), input_path)
     return " ".join(shlex.quote(a) for a in args)

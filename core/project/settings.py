@@ -26,7 +26,7 @@ __all__ = ["RunSettings", "ReadSettings", "roles_to_dict", "roles_from_dict", "p
            "blocks_text", "bounds_text"]
 
 _OPTION_NAMES = ("blocks", "merge_small_strata", "intruder", "known", "seed", "dp_epsilon",
-                 "confidential_bounds", "missing")
+                 "confidential_bounds", "missing", "noise_seed")
 
 
 def plain(value: Any) -> Any:
@@ -80,6 +80,12 @@ class RunSettings:
     merge_small_strata : bool
     missing : str
         ``"stop"`` or ``"exclude"``.
+    noise_seed : int or None
+        The seed of the differential-privacy noise: None draws a fresh one for the run;
+        the settings of a finished run (:meth:`from_result`) hold the one it drew, so a
+        project recomputes the same release. A secret (:mod:`core.privacy.noise`).
+        Project files written before it existed used ``seed`` for the noise, and are
+        read so.
 
     Examples
     --------
@@ -98,6 +104,7 @@ class RunSettings:
     confidential_bounds: str | None = None
     merge_small_strata: bool = False
     missing: str = "stop"
+    noise_seed: int | None = None
 
     def kwargs(self) -> dict[str, Any]:
         """Exactly the keyword arguments of ``core.anonymize(table, roles, **kwargs)``."""
@@ -114,6 +121,9 @@ class RunSettings:
         if not isinstance(data, Mapping):
             raise MicroaggError("Run settings must be a JSON object.")
         values = {}
+        if "noise_seed" not in data:  # written before it existed: the noise used seed
+            data = {**data, "noise_seed": data.get("seed")
+                    if data.get("dp_epsilon") is not None else None}
         for f in fields(cls):
             if f.name not in data:
                 raise MicroaggError(f"The run settings have no '{f.name}' key.")
@@ -138,12 +148,17 @@ class RunSettings:
             dp_epsilon=None if epsilon is None else float(epsilon),
             confidential_bounds=bounds_text(options.get("confidential_bounds")),
             merge_small_strata=bool(options.get("merge_small_strata", False)),
-            missing=check_option(options.get("missing", "stop")))
+            missing=check_option(options.get("missing", "stop")),
+            noise_seed=None if options.get("noise_seed") is None
+            else int(options["noise_seed"]))
 
     @classmethod
     def from_result(cls, result) -> RunSettings:
         """The settings that reproduce ``result`` (an :class:`~core.pipeline.AnonymizationResult`)."""
-        return cls.from_options(result.method, result.parameters, result.options)
+        options = dict(result.options)
+        if getattr(result, "noise", None) is not None:  # the seed it drew
+            options["noise_seed"] = result.noise.seed
+        return cls.from_options(result.method, result.parameters, options)
 
     def request(self, roles: RoleSpec) -> dict[str, Any]:
         """The window's run request of these settings: ``{"roles", **kwargs()}``."""

@@ -27,8 +27,9 @@ from core.progress import TaskState
 from core.report import plots as _plots
 from core.report.meanings import meaning
 from core.report.provenance import file_sha256, software_version
-from core.report.summary import (blocks_text, classes_of, distance_text, noise_text,
-                                 option_label, option_text, summary_frame, unmasked_count)
+from core.report.summary import (SECRET_OPTIONS, blocks_text, classes_of, distance_text,
+                                 noise_text, option_label, option_text, summary_frame,
+                                 unmasked_count)
 
 __all__ = ["report_html", "report_figures"]
 
@@ -152,9 +153,11 @@ def _option_rows(result) -> list[tuple[str, str]]:
     rows = [("Attribute blocks", blocks_text(result)),
             ("Strata", ", ".join(result.roles.strata) or "none")]
     options.pop("blocks", None)  # the blocks used are the row above
-    rows += [(option_label(name), option_text(value)) for name, value in options.items()]
+    rows += [(option_label(name), option_text(value)) for name, value in options.items()
+             if name not in SECRET_OPTIONS]
     if result.noise is not None:
         rows.append(("Differential privacy noise", noise_text(result)))
+        rows.append(("Noise seed", result.noise.seed_text))
     rows += [("Strata merge", line) for line in result.strata_merges]
     return rows
 

@@ -83,9 +83,10 @@ def summary_frame(result: AnonymizationResult, *, source: str = "") -> pd.DataFr
         rows += [("Differential privacy noise", noise_text(result))]
         rows += [(f"Laplace scale of '{name}'", value)
                  for name, value in result.noise.summary().get("laplace_scale", {}).items()]
-        rows += [("Noise seed", result.noise.seed)]
+        rows += [("Noise seed", result.noise.seed_text)]
     rows += [(f"Run option: {option_label(name)}", option_text(value))
-             for name, value in (getattr(result, "options", None) or {}).items()]
+             for name, value in (getattr(result, "options", None) or {}).items()
+             if name not in SECRET_OPTIONS]
     excluded = getattr(result, "excluded", None)
     if excluded is not None and len(excluded):
         rows += [("Records released unmasked (missing values)", len(excluded)),
@@ -109,6 +110,11 @@ def _cell(value):
         return value.item() if hasattr(value, "item") else value
     return "" if value is None else str(value)
 
+
+SECRET_OPTIONS = frozenset({"noise_seed"})
+"""Run options no report or summary states: whoever knows the noise's seed can
+subtract the noise (:mod:`core.privacy.noise`); the "Noise seed" row says where it
+came from instead."""
 
 OPTION_LABELS = {
     "blocks": "Attribute blocks asked for",
