@@ -295,6 +295,36 @@ def test_a_code_with_leading_zeros_survives_a_release(tmp_path):
     assert out.read_text().splitlines()[1].endswith(",00094")
 
 
+def test_text_codes_in_a_workbook_keep_their_zeros_and_stay_apart(tmp_path, capsys):
+    """Text cells "01" and "1" of a workbook are two codes: the column is read as text,
+    as written, with a note (the parser would make both the number 1); a column of
+    number cells stays numeric. A release of such a column, written as XLSX, is read
+    back the same by `microagg verify`, which then confirms it."""
+    from core import RoleSpec, anonymize
+    from core.cli.main import main
+    from core.io import write_table
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["age", "region", "count"])
+    codes = ["01", "1", "02", "01", "1", "02", "10", "10", "10"]
+    for i, code in enumerate(codes):
+        sheet.append([20 + i, code, i % 4])
+    book.save(tmp_path / "in.xlsx")
+    table, report = read_table_with_report(tmp_path / "in.xlsx")
+    assert table["region"].tolist() == codes
+    assert pd.api.types.is_integer_dtype(table["count"])
+    assert any("Column 'region' has text cells written with leading zeros, such as "
+               "'01' (data row 1)" in note for note in report.notes)
+    roles = RoleSpec(quasi_identifiers=("age", "region"), levels={"region": "nominal"})
+    result = anonymize(table, roles, k=3)
+    assert result.passed and set(result.masked["region"]) <= set(codes)
+    write_table(tmp_path / "out.xlsx", result.masked)
+    assert main(["verify", str(tmp_path / "in.xlsx"), str(tmp_path / "out.xlsx"),
+                 "--qi", "age", "region", "--nominal", "region", "--k", "3"]) == 0
+    assert "PASSED" in capsys.readouterr().out
+
+
 def test_large_whole_numbers_beside_empty_cells_keep_every_digit(tmp_path):
     path = tmp_path / "ids.csv"
     path.write_text("age,code\n1,9007199254740993\n2,\n3,9007199254740995\n4,12\n")

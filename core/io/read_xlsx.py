@@ -11,6 +11,11 @@ for the message. calamine does not see empty rows after the table, so the note a
 dropped trailing rows comes from the openpyxl reading only. A workbook that is not a ZIP package
 (a password-protected one is an encrypted OLE file; an old ``.xls`` renamed) is named for
 what it is before openpyxl sees it.
+
+The parser turns text cells that look like numbers into numbers, as it does a CSV's
+fields: a text cell "01" beside a "1" would then be one code. A column whose text cells
+hold codes written with leading zeros is read as text instead, as written, with a
+note (:func:`_text_codes`), as the CSV reader does (:mod:`core.io.read_text`).
 """
 
 from __future__ import annotations
@@ -60,13 +65,14 @@ def read_xlsx(path: Path, *, sheet: str | int | None, skip_rows: int | None,
         another has data, a title row above the header, or error cells in the table.
     """
     rows = None
+    zero_led: set[int] | None = set()  # columns with a text cell that may start with 0
     error_cells, uncomputed = _scan_package(path)
     if engine == "calamine" and not error_cells:
         workbook = _open_calamine(path)
         try:
             names = list(workbook.sheet_names)
             name = _choose_sheet(path, names, sheet)
-            rows = _calamine_rows(path, workbook, name, state)
+            rows = _calamine_rows(path, workbook, name, state, zero_led)
             if rows is not None and sheet is None and not rows:
                 with_data = [n for n in names[1:] if _calamine_rows(path, workbook, n, None)]
                 _refuse_empty_first_sheet(path, names, with_data)
@@ -74,6 +80,7 @@ def read_xlsx(path: Path, *, sheet: str | int | None, skip_rows: int | None,
             workbook.close()
         errors, trailing = [], 0
     if rows is None:
+        zero_led = None  # openpyxl's rows: every numeric column is looked at
         workbook = _open(path)
         try:
             names = list(workbook.sheetnames)
@@ -103,7 +110,45 @@ def read_xlsx(path: Path, *, sheet: str | int | None, skip_rows: int | None,
         return pd.DataFrame(columns=header)
     # The parser renames nothing: names are ours, rows are padded to the header's width.
     body = [row + [""] * (len(header) - len(row)) for row in rows[start + 1:]]
-    return TextParser([header] + body, header=0, skip_blank_lines=False).read()
+    table = TextParser([header] + body, header=0, skip_blank_lines=False).read()
+    for note in _text_codes(header, body, table, zero_led):
+        recorder.note(note)
+    return table
+
+
+_LEADING_ZERO = re.compile(r"\s*[+-]?0[0-9]+\s*")
+_ZERO_STARTS = frozenset("0+-")  # or a space: where _LEADING_ZERO can match
+
+
+def _text_codes(header: list[str], body: list[list], table: pd.DataFrame,
+                zero_led: set[int] | None) -> list[str]:
+    """Columns read as numbers that hold a text cell written with a leading zero
+    (postcodes, codes such as "01") are read as text instead, every cell as written
+    (a number cell as its digits), so that "01" and "1" stay two codes; a note for each.
+    Only the columns in ``zero_led`` (a text cell starting with a zero, a sign or a
+    space) are looked at, every one when it is None."""
+    notes = []
+    for j, name in enumerate(header):
+        if zero_led is not None and j not in zero_led:
+            continue
+        column = table[name]
+        if not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+            continue
+        cells = [row[j] for row in body]
+        first = next((i for i, v in enumerate(cells)
+                      if type(v) is str and _LEADING_ZERO.fullmatch(v)), None)
+        if first is None:
+            continue
+        present = column.notna().to_numpy()
+        table[name] = pd.Series([(v.strip() if type(v) is str else str(v)) if keep else None
+                                 for v, keep in zip(cells, present)],
+                                index=table.index, dtype=object, name=name)
+        notes.append(f"Column '{name}' has text cells written with leading zeros, such as "
+                     f"'{cells[first].strip()}' (data row {first + 1}); it is read as text "
+                     "(codes) so that no zero is lost and '01' stays apart from '1'. If it "
+                     "holds numbers, store them as numbers in the workbook and open it "
+                     "again.")
+    return notes
 
 
 def _open_calamine(path: Path):
@@ -172,8 +217,10 @@ def _refuse_uncomputed(path: Path, sheet: str, header: list[str], rows: list[lis
 _EXACT_LIMIT = 2.0 ** 53
 
 
-def _calamine_rows(path: Path, workbook, name: str, state: TaskState | None) -> list[list] | None:
-    """The rows as pandas converts them; ``None`` when a number needs openpyxl."""
+def _calamine_rows(path: Path, workbook, name: str, state: TaskState | None,
+                   zero_led: set[int] | None = None) -> list[list] | None:
+    """The rows as pandas converts them; ``None`` when a number needs openpyxl. The
+    columns of text cells that may be codes with leading zeros go into ``zero_led``."""
     try:
         sheet = workbook.get_sheet_by_name(name)
         if state is not None:
@@ -203,6 +250,9 @@ def _calamine_rows(path: Path, workbook, name: str, state: TaskState | None) -> 
             elif kind is datetime.date:
                 out.append(datetime.datetime(value.year, value.month, value.day))
             else:
+                if kind is str and zero_led is not None and (value[:1] in _ZERO_STARTS
+                                                             or value[:1].isspace()):
+                    zero_led.add(len(out))
                 out.append(value)
         while out and out[-1] == "":
             out.pop()
