@@ -325,6 +325,28 @@ def test_text_codes_in_a_workbook_keep_their_zeros_and_stay_apart(tmp_path, caps
     assert "PASSED" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("suffix", [".dta", ".sav"])
+def test_empty_text_in_stata_and_spss_files_is_missing(tmp_path, suffix):
+    """Stata and SPSS write a missing string as empty text: it is read as missing, with
+    a note, so a run stops on it naming the column (before, "" was a category that
+    the verifier passed and an export wrote as an empty cell)."""
+    from core import RoleSpec, anonymize
+
+    frame = pd.DataFrame({"age": [20, 21, 22, 23, 24, 25], "sex": ["F", "", "M", "F", "M", "F"]})
+    path = tmp_path / f"survey{suffix}"
+    if suffix == ".dta":
+        frame.to_stata(path, write_index=False)
+    else:
+        pyreadstat.write_sav(frame, str(path))
+    table, report = read_table_with_report(path)
+    assert table["sex"].isna().tolist() == [False, True, False, False, False, False]
+    assert any("Column 'sex' has 1 empty text value(s) (the first at data row 2)" in note
+               for note in report.notes)
+    roles = RoleSpec(quasi_identifiers=("age", "sex"), levels={"sex": "nominal"})
+    with pytest.raises(MicroaggError, match="'sex'"):
+        anonymize(table, roles, k=3)
+
+
 def test_large_whole_numbers_beside_empty_cells_keep_every_digit(tmp_path):
     path = tmp_path / "ids.csv"
     path.write_text("age,code\n1,9007199254740993\n2,\n3,9007199254740995\n4,12\n")

@@ -20,6 +20,7 @@ import struct
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from core.errors import Cancelled, MicroaggError
@@ -143,6 +144,7 @@ def read_table_with_report(path: str | os.PathLike, *, sheet: str | int | None =
                                   f"{_KINDS[suffix]}; ignored.")
                 table = (read_stat(path, recorder=recorder, rows=rows)
                          if suffix in STAT_SUFFIXES else _read_stata(path, rows))
+                _empty_text_as_missing(table, _KINDS[suffix], recorder)
         if rows is not None:
             table = table.iloc[:rows]
         if state is not None:
@@ -227,6 +229,24 @@ def _check_path(path: Path, suffix: str) -> None:
     if suffix not in READABLE_SUFFIXES:
         raise MicroaggError(f"'{path.name}': unsupported file type '{suffix or '(none)'}'. "
                             f"Use one of: {', '.join(READABLE_SUFFIXES)}.")
+
+
+def _empty_text_as_missing(table: pd.DataFrame, kind: str, recorder) -> None:
+    """Empty text is a missing string value in Stata, SPSS and SAS files (SAS pads
+    text with blanks): it becomes missing, with a note per column, so that it meets the
+    run's missing-value rule instead of becoming a category "" that an export writes
+    as an empty cell."""
+    for name in table.columns:
+        column = table[name]
+        if column.dtype != object and not pd.api.types.is_string_dtype(column):
+            continue
+        empty = column.map(lambda v: isinstance(v, str) and not v.strip()).to_numpy(bool)
+        if empty.any():
+            table[name] = column.mask(empty)
+            first = int(np.flatnonzero(empty)[0])
+            recorder.note(f"Column '{name}' has {int(empty.sum()):,} empty text value(s) "
+                          f"(the first at data row {first + 1}), which {kind} uses for "
+                          "a missing string: they are read as missing values.")
 
 
 def _read_stata(path: Path, rows: int | None = None) -> pd.DataFrame:
