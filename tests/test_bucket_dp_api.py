@@ -146,3 +146,27 @@ def test_an_epsilon_beyond_floating_point_gives_no_bound_and_a_huge_scale_is_ref
     with pytest.raises(MicroaggError, match="beyond floating point"):
         anonymize(survey, roles, "mdav", k=5, dp_epsilon=0.001,
                   confidential_bounds="health_spending=0:1e306")
+
+
+def test_bucket_labels_keep_every_digit_and_a_nominal_column_is_bucketed_by_category():
+    """Buckets of incomes 1234560.00 to 1234560.59 are three labels, not one (six
+    significant digits named all three alike, and the release merged them); codes
+    declared nominal are bucketed as sets of categories, not as ranges of numbers."""
+    from core.privacy.multiplicative import Buckets
+
+    rng = np.random.default_rng(4)
+    n = 60
+    table = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
+                          "income": 1234560 + np.arange(n) / 100,
+                          "dx": rng.integers(1, 10, size=n)})
+    result = anonymize(table, RoleSpec(quasi_identifiers=("a", "b"),
+                                       confidential=("income",)), "tc-bucket", k=5, t=1.5)
+    assert sorted(set(result.masked["income"])) == [
+        "[1234560, 1234560.19]", "[1234560.2, 1234560.39]", "[1234560.4, 1234560.59]"]
+    assert result.passed and result.tcloseness.n_buckets == (3,)
+    roles = RoleSpec(quasi_identifiers=("a", "b"), confidential=("dx",),
+                     levels={"dx": "nominal"})
+    released = set(anonymize(table, roles, "tc-bucket", k=5, t=1.5).masked["dx"])
+    assert all(label.startswith("{") for label in released), released
+    with pytest.raises(MicroaggError, match="cannot be told apart"):
+        Buckets("x", "numerical", upper_edges=(1.0,), ranges=((1.0, 1.0), (1.0, 1.0))).labels

@@ -221,8 +221,9 @@ T_MULTIPLICATIVE = Parameter(
 )
 register(Method(
     name="tc-bucket", label="t-closeness by buckets (multiplicative distance)",
-    function=lambda data, *, state, k, t: tc_bucket(data.X, _confidential(data), k=k, t=t,
-                                                     state=state),
+    function=lambda data, *, state, k, t: tc_bucket(
+        data.X, _confidential(data), k=k, t=t, state=state,
+        kind=(_kinds(data) or {}).get(data.roles.confidential[0])),
     parameters=(K, T_MULTIPLICATIVE),
     description=(
         "Cut the confidential attribute into about t+1 buckets of near-equal mass and "

@@ -215,11 +215,18 @@ class Buckets:
 
     @property
     def labels(self) -> tuple[str, ...]:
-        """A readable label per bucket: ``[low, high]`` or ``{a, b}``."""
+        """A label per bucket, ``[low, high]`` or ``{a, b}``, with every digit: a
+        rounded label could name two buckets alike (1234560.2 and 1234560.5 are both
+        1.23456e+06 to six digits), and the release would then merge them."""
         if self.kind == "nominal":
-            return tuple("{" + ", ".join(map(str, c)) + "}" for c in self.categories)
-        return tuple(f"[{low:g}, {high:g}]" if isinstance(low, (int, float, np.number))
-                     else f"[{low}, {high}]" for low, high in self.ranges)
+            labels = tuple("{" + ", ".join(map(str, c)) + "}" for c in self.categories)
+        else:
+            labels = tuple(f"[{_exact_text(low)}, {_exact_text(high)}]"
+                           for low, high in self.ranges)
+        if len(set(labels)) != len(labels):
+            raise MicroaggError(f"The buckets of '{self.name}' cannot be told apart by "
+                                f"their labels ({', '.join(labels)}); nothing was released.")
+        return labels
 
     def assign(self, values) -> np.ndarray:
         """Bucket index (0..b−1) of every value; raises on an unknown category."""
@@ -243,6 +250,17 @@ class Buckets:
         index = values.index if isinstance(values, pd.Series) else None
         return pd.Series(np.asarray(self.labels, dtype=object)[self.assign(values)],
                          index=index, name=self.name)
+
+
+def _exact_text(value) -> str:
+    """A number as the shortest text that reads back as it (whole numbers without a
+    decimal point); anything else as ``str``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        return str(value)
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    number = float(value)
+    return str(int(number)) if number.is_integer() and abs(number) < 2 ** 53 else repr(number)
 
 
 def default_n_buckets(t: float) -> int:
