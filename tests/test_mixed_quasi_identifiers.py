@@ -106,6 +106,25 @@ def test_an_ordinal_order_must_cover_every_value():
                                orders={"grade": ("low", "mid", "mid", "high", "top")}))
 
 
+def test_an_order_of_a_column_of_numbers_is_matched_by_value():
+    """The order's "2.0" (as a file or the command line writes it) is the column's 2.0,
+    and an order naming one value twice as 1 and 1.0 is refused by name, not by a
+    pandas error; a value outside the order is named as the file shows it."""
+    table = pd.DataFrame({"score": [1.0, 1.5, 2.0, 2.0, 1.5, 1.0],
+                          "age": [20, 21, 22, 23, 24, 25]})
+    levels = {"score": "ordinal"}
+    for order in (("1.0", "1.5", "2.0"), ("1", "1.5", "2"), (1, 1.5, 2)):
+        roles = RoleSpec(quasi_identifiers=("score", "age"), levels=levels,
+                         orders={"score": order})
+        assert list(encode(table, roles).attributes[0].categories) == [1.0, 1.5, 2.0]
+    with pytest.raises(MicroaggError, match="lists '1.0' twice"):
+        encode(table, RoleSpec(quasi_identifiers=("score",), levels=levels,
+                               orders={"score": (1, 1.0, 1.5, 2)}))
+    with pytest.raises(MicroaggError, match=r"has the value 2\.0 \(data row 3\)"):
+        encode(table, RoleSpec(quasi_identifiers=("score",), levels=levels,
+                               orders={"score": (1, 1.5)}))
+
+
 def test_a_numeric_column_can_be_ordinal_with_an_order_given_as_text():
     table = pd.DataFrame({"size": [1, 2, 3, 3, 2, 1, 3, 3]})
     e = encode(table, RoleSpec(quasi_identifiers=("size",), orders={"size": ("3", "1", "2")}))

@@ -408,22 +408,34 @@ def _categories(series: pd.Series, level: Level, order) -> np.ndarray:
 
 
 def _given_order(series: pd.Series, order) -> np.ndarray:
-    """The user's order, matched to the column's values (by their text for numbers)."""
+    """The user's order, matched to the column's values: in a column of numbers by
+    value (the order's "2.0", "2" and 2 are the value 2), in any other by text."""
     column = series.name
     order = list(order)
-    if len(set(map(str, order))) != len(order):
-        seen = set()
-        repeated = next(str(v) for v in order if str(v) in seen or seen.add(str(v)))
-        raise MicroaggError(f"The order given for '{column}' lists '{repeated}' twice; "
-                            "name every category once.")
-    by_text = {}
+    numbers = (pd.api.types.is_numeric_dtype(series)
+               and not pd.api.types.is_bool_dtype(series))
+    keys = [_order_key(v, numbers) for v in order]
+    if len(set(keys)) != len(keys):
+        seen: set = set()
+        repeated = next(v for v, key in zip(order, keys) if key in seen or seen.add(key))
+        raise MicroaggError(f"The order given for '{column}' lists '{repeated}' twice "
+                            "(as the same value); name every category once.")
+    by_key = {}
     for value in pd.unique(series.dropna()):
-        by_text.setdefault(_text(value), value)
-    return np.asarray([by_text.get(_text(v), v) for v in order], dtype=object)
+        by_key.setdefault(_order_key(value, numbers), value)
+    return np.asarray([by_key.get(key, v) for v, key in zip(order, keys)], dtype=object)
 
 
-def _text(value) -> str:
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+def _order_key(value, numbers: bool):
+    """What an order's entry and a column's value are matched on."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if numbers and not isinstance(value, bool):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            pass
+    if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
 
@@ -444,8 +456,10 @@ def _check_codes(series: pd.Series, codes: np.ndarray, column: str, level: Level
             f"{rows[0] + 1}). Impute or remove those rows, or give the column another role.")
     bad = np.flatnonzero(codes < 0)
     if bad.size:
+        value = series.iloc[bad[0]]
+        value = value.item() if isinstance(value, np.generic) else value
         raise MicroaggError(
-            f"Column '{column}' has the value {series.iloc[bad[0]]!r} (data row "
+            f"Column '{column}' has the value {value!r} (data row "
             f"{bad[0] + 1}), which is not in the {level.value} order given for it"
             + (". Add it to the order, or correct the value." if given else "."))
 
