@@ -170,3 +170,24 @@ def test_bucket_labels_keep_every_digit_and_a_nominal_column_is_bucketed_by_cate
     assert all(label.startswith("{") for label in released), released
     with pytest.raises(MicroaggError, match="cannot be told apart"):
         Buckets("x", "numerical", upper_edges=(1.0,), ranges=((1.0, 1.0), (1.0, 1.0))).labels
+
+
+def test_what_the_noise_cost_is_measured_on_the_released_column(survey):
+    """IL, IL1 and the score measure the quasi-identifiers; the noise's cost on each
+    noised column is measured on the released table beside them (mean absolute change,
+    correlation with the original), and more noise costs more."""
+    from core.report import summary_frame
+
+    roles = RoleSpec(quasi_identifiers=QI, confidential=("health_spending",))
+    costs = []
+    for epsilon in (0.1, 10.0):
+        result = anonymize(survey, roles, "mdav", k=5, dp_epsilon=epsilon,
+                           confidential_bounds="health_spending=0:5000")
+        change, correlation = result.noise.changes["health_spending"]
+        released = result.masked["health_spending"].to_numpy()
+        original = survey["health_spending"].to_numpy()
+        assert change == pytest.approx(np.mean(np.abs(released - original)))
+        assert correlation == pytest.approx(np.corrcoef(original, released)[0, 1])
+        assert "What the noise cost" in summary_frame(result).to_string()
+        costs.append((change, correlation))
+    assert costs[0][0] > costs[1][0] and costs[0][1] < costs[1][1]
