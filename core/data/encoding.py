@@ -408,16 +408,13 @@ def _categories(series: pd.Series, level: Level, order) -> np.ndarray:
 
 
 def _given_order(series: pd.Series, order) -> np.ndarray:
-    """The user's order, matched to the column's values: in a column of numbers by
-    value (the order's "2.0", "2" and 2 are the value 2), in any other by text."""
-    column = series.name
-    order = list(order)
-    numbers = (pd.api.types.is_numeric_dtype(series)
-               and not pd.api.types.is_bool_dtype(series))
+    """The user's order matched to the column's values: by value in a column of
+    numbers (the order's "2.0", "2" and 2 are 2), by text in any other."""
+    column, order = series.name, list(order)
+    numbers = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
     keys = [_order_key(v, numbers) for v in order]
     if len(set(keys)) != len(keys):
-        seen: set = set()
-        repeated = next(v for v, key in zip(order, keys) if key in seen or seen.add(key))
+        repeated = next(v for i, (v, key) in enumerate(zip(order, keys)) if key in keys[:i])
         raise MicroaggError(f"The order given for '{column}' lists '{repeated}' twice "
                             "(as the same value); name every category once.")
     by_key = {}
@@ -428,8 +425,7 @@ def _given_order(series: pd.Series, order) -> np.ndarray:
 
 def _order_key(value, numbers: bool):
     """What an order's entry and a column's value are matched on."""
-    if isinstance(value, np.generic):
-        value = value.item()
+    value = value.item() if isinstance(value, np.generic) else value
     if numbers and not isinstance(value, bool):
         try:
             return float(value)
@@ -456,8 +452,7 @@ def _check_codes(series: pd.Series, codes: np.ndarray, column: str, level: Level
             f"{rows[0] + 1}). Impute or remove those rows, or give the column another role.")
     bad = np.flatnonzero(codes < 0)
     if bad.size:
-        value = series.iloc[bad[0]]
-        value = value.item() if isinstance(value, np.generic) else value
+        value = (lambda v: v.item() if isinstance(v, np.generic) else v)(series.iloc[bad[0]])
         raise MicroaggError(
             f"Column '{column}' has the value {value!r} (data row "
             f"{bad[0] + 1}), which is not in the {level.value} order given for it"
