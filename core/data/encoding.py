@@ -452,7 +452,7 @@ def _check_codes(series: pd.Series, codes: np.ndarray, column: str, level: Level
             f"{rows[0] + 1}). Impute or remove those rows, or give the column another role.")
     bad = np.flatnonzero(codes < 0)
     if bad.size:
-        value = (lambda v: v.item() if isinstance(v, np.generic) else v)(series.iloc[bad[0]])
+        value = series.iloc[[bad[0]]].tolist()[0]  # a Python value: 2.0, not np.float64
         raise MicroaggError(
             f"Column '{column}' has the value {value!r} (data row "
             f"{bad[0] + 1}), which is not in the {level.value} order given for it"

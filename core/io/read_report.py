@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 
 from core.errors import MicroaggError
 
-__all__ = ["ReadReport", "Recorder", "column_names", "SETTINGS"]
+__all__ = ["ReadReport", "Recorder", "column_names", "SETTINGS", "LEADING_ZERO"]
 
 SETTINGS = ("delimiter", "decimal", "thousands", "encoding", "header_line", "sheet")
+LEADING_ZERO = r"\s*[+-]?0[0-9]+\s*"
+"""A code written with leading zeros (00094, "01"), which the readers keep as text."""
 
 
 @dataclass(frozen=True)

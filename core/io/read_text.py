@@ -38,7 +38,7 @@ from core.io.number_format import (
     to_numbers,
 )
 from core.io.progress_source import progress_source
-from core.io.read_report import Recorder, column_names
+from core.io.read_report import LEADING_ZERO, Recorder, column_names
 from core.io.short_rows import check_short_records
 from core.progress import TaskState
 
@@ -99,7 +99,6 @@ def read_text(path: Path, *, encoding: str | None, delimiter: str | None,
     return table
 
 
-_LEADING_ZERO = r"\s*[+-]?0[0-9]+\s*"
 _CHUNK = 32 * 2**20
 
 
@@ -194,7 +193,7 @@ def _leading_zeros(path: Path, layout: Layout, names: list[str],
     notes = []
     for name in again:
         text = written[name].str.strip()
-        zeros = text.str.fullmatch(_LEADING_ZERO).to_numpy(dtype=bool, na_value=False)
+        zeros = text.str.fullmatch(LEADING_ZERO).to_numpy(dtype=bool, na_value=False)
         if not zeros.any():
             digits = text.where(table[name].notna(), None)
             if name in large and digits.dropna().str.fullmatch(r"[+-]?[0-9]+").all():

@@ -31,7 +31,7 @@ from pandas.io.parsers import (
 )
 
 from core.errors import MicroaggError
-from core.io.read_report import Recorder, column_names
+from core.io.read_report import LEADING_ZERO, Recorder, column_names
 from core.progress import TaskState
 
 __all__ = ["read_xlsx", "sheet_names"]
@@ -116,8 +116,8 @@ def read_xlsx(path: Path, *, sheet: str | int | None, skip_rows: int | None,
     return table
 
 
-_LEADING_ZERO = re.compile(r"\s*[+-]?0[0-9]+\s*")
-_ZERO_STARTS = frozenset("0+-")  # or a space: where _LEADING_ZERO can match
+_LEADING_ZERO = re.compile(LEADING_ZERO)
+_ZERO_STARTS = frozenset("0+-")  # or a space: where LEADING_ZERO can match
 
 
 def _text_codes(header: list[str], body: list[list], table: pd.DataFrame,

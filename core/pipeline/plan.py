@@ -175,9 +175,6 @@ def _noise_plan(table, roles, spec, epsilon, bounds, seed) -> dict[str, Any] | N
             raise MicroaggError("A noise seed is only used with a differential privacy "
                                 "epsilon; give one, or leave the noise seed out.")
         return None
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
-                             or seed < 0):
-        raise MicroaggError(f"The noise seed must be a whole number >= 0. Got {seed!r}.")
     if not spec.guarantee.accepts_noise:
         raise MicroaggError("Differential privacy noise is added after a k-anonymity "
                             "method; choose one of those (e.g. MDAV).")
@@ -188,7 +185,7 @@ def _noise_plan(table, roles, spec, epsilon, bounds, seed) -> dict[str, Any] | N
             "order): Laplace noise would release values that are no code. Leave the noise "
             "off, or declare the column numeric if its values are quantities.")
     bounds = check_noise_inputs(table, bounds, epsilon=epsilon,
-                                confidential=list(roles.confidential))
+                                confidential=list(roles.confidential), seed=seed)
     # None: a fresh seed from the operating system, drawn as the noise is added.
     return {"epsilon": float(epsilon), "bounds": bounds,
             "seed": None if seed is None else int(seed)}

@@ -352,12 +352,15 @@ def _change(before: pd.Series, after: pd.Series) -> tuple[float, float]:
 # --- Helpers --------------------------------------------------------------------------
 
 def check_noise_inputs(table: pd.DataFrame, bounds, *, epsilon,
-                       confidential: Sequence[str]) -> dict[str, tuple[float, float]]:
+                       confidential: Sequence[str], seed=None) -> dict[str, tuple[float, float]]:
     """Every check :func:`add_laplace_noise` makes, on the original table, before a run.
 
     ``bounds`` is a mapping or the ``"COL=LO:HI,..."`` text; returns it as a mapping.
-    Raises :class:`MicroaggError` naming the column at fault.
+    ``seed`` is the noise's seed (None: drawn for the run). Raises
+    :class:`MicroaggError` naming the column at fault.
     """
+    if seed is not None:
+        _seed(seed, required=True, name="noise seed")
     if bounds is None:
         raise MicroaggError("Give the bounds of every confidential column (e.g. "
                             "'income=0:200000'); they are never taken from the data.")
@@ -419,12 +422,12 @@ def _generator(random_state) -> np.random.Generator:
     return np.random.default_rng(_seed(random_state, required=True))
 
 
-def _seed(random_state, required: bool = False) -> int:
+def _seed(random_state, required: bool = False, name: str = "seed ('random_state')") -> int:
     if random_state is None and not required:
         return int(np.random.SeedSequence().entropy)
     if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)) \
             or random_state < 0:
-        raise MicroaggError(f"The seed ('random_state') must be an integer >= 0. Got "
+        raise MicroaggError(f"The {name} must be a whole number >= 0. Got "
                             f"{random_state!r}.")
     return int(random_state)
 
