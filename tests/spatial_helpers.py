@@ -6,6 +6,7 @@ import numpy as np
 
 from core.methods import spatial_index as index
 from core.methods import spatial_search as search
+from core.methods.spatial_screen import query_buffer
 
 
 class leaves_of:
@@ -53,5 +54,5 @@ def nearest(tree, levels: int, q: np.ndarray, m: int) -> list[int]:
                            end, members, P, screen, lo, hi, cnt,
                            np.zeros(depth, dtype=np.int64), np.zeros(depth), best_d2, best_id,
                            np.zeros(int((stop - start).max()) + 1, dtype=np.float32),
-                           np.zeros(len(q), dtype=np.float32), np.zeros(4, dtype=np.int64))
+                           query_buffer(len(q)), np.zeros(4, dtype=np.int64))
     return best_id[:size].tolist()

@@ -23,6 +23,7 @@ from core.methods import spatial_index as index
 from core.methods import spatial_search as search
 from core.methods import spatial_tree
 from core.methods.spatial_index import distinct_rows
+from core.methods.spatial_screen import query_buffer
 from core.progress import TaskState
 from tests.spatial_helpers import leaves_of, nearest
 
@@ -130,7 +131,7 @@ def _searches(X):
     index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
     screen = spatial_tree.screen_blocks(P, start, stop, levels, lo, hi)
     buffer32 = np.zeros(int((stop - start).max()) + 1, dtype=np.float32)
-    q32, work = np.zeros(d, dtype=np.float32), np.zeros(4, dtype=np.int64)
+    q32, work = query_buffer(d), np.zeros(4, dtype=np.int64)
     taken = np.zeros(len(P), dtype=np.int64)
 
     def nearest(q, m):

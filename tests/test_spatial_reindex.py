@@ -19,6 +19,7 @@ from core.methods import spatial_index as index
 from core.methods import spatial_parallel as parallel
 from core.methods import spatial_search as search
 from core.methods import spatial_tree
+from core.methods.spatial_screen import query_buffer
 from core.methods.heuristics import FIRST_RECORD, GROWTH, fixed_size, fixed_size_reference
 from tests.spatial_helpers import KINDS, leaves_of, nearest, table
 
@@ -64,7 +65,7 @@ def _searches_equal_a_full_scan(tree, levels, anchor, X, alive, rng):
                                              members, P, screen, lo, hi, cnt, top,
                                              np.zeros(len(start)),
                                              np.zeros(len(start), dtype=np.int64), buffer32,
-                                             np.zeros(d, dtype=np.float32),
+                                             query_buffer(d),
                                              np.zeros(4, dtype=np.int64))
         assert record == records[np.lexsort((records, -d2))][0]
 

@@ -24,6 +24,7 @@ from core.methods import spatial_index as index
 from core.methods import spatial_parallel as parallel
 from core.methods import spatial_search as search
 from core.methods import spatial_tree
+from core.methods.spatial_screen import query_buffer
 from core.methods.pool import column_sums
 from core.progress import TaskState, next_budget
 
@@ -276,7 +277,7 @@ def _search_state(tree, levels, order, first, references, k, work, st):
                np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64),
                np.zeros(widest, dtype=np.float32), work,
                np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64),
-               np.zeros(d, dtype=np.float32))
+               query_buffer(d))
     ctrl, query, shared = parallel.new_state(max(levels, 1), d)
     mine, spare, helping = (parallel.part_scratch(n_nodes, depth, k, widest, d)
                             for _ in range(3))

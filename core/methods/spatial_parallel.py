@@ -39,6 +39,7 @@ import numpy as np
 
 from core.compiled import kernel
 from core.methods import spatial_search as search
+from core.methods.spatial_screen import query_buffer
 from core.methods.atomics import load as _load, store as _store, swap as _swap
 from core.methods.task_helper import TaskHelper
 from core.threads import second_thread_allowed, single_thread
@@ -175,7 +176,7 @@ def part_scratch(n_nodes: int, depth: int, m: int, leaf: int, d: int) -> tuple:
     rows examined (nearest, farthest) and the answer (:func:`_search`)."""
     return (np.zeros(depth, dtype=np.int64), np.zeros(depth), np.zeros(max(m, 1)),
             np.zeros(max(m, 1), dtype=np.int64), np.zeros(leaf, dtype=np.float32),
-            np.zeros(d, dtype=np.float32), np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64),
+            query_buffer(d), np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64),
             np.zeros(2, dtype=np.int64), np.zeros(3, dtype=np.int64))
 
 

@@ -34,6 +34,7 @@ import numpy as np
 
 from core.methods import spatial_index as index
 from core.methods import spatial_search as search
+from core.methods.spatial_screen import query_buffer
 from core.methods import spatial_tree
 from core.methods import spatial_pool_kernels as kernels
 from core.methods.pool import _EPS, column_sums
@@ -108,7 +109,7 @@ class SpatialPool:
         self._heap_nodes = np.zeros(n_nodes, dtype=np.int64)
         self._buffer_d2 = np.zeros(int((stop - start).max()) + 1)
         self._buffer32 = np.zeros(len(self._buffer_d2), dtype=np.float32)
-        self._q32 = np.zeros(d, dtype=np.float32)
+        self._q32 = query_buffer(d)
         self._work = np.zeros(4, dtype=np.int64)
         self._scan = None  # streams' scan set and buffers, made when first needed
         self._epoch = 0  # changes when the pool does, or a new stream takes the buffers

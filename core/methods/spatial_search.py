@@ -4,12 +4,14 @@ bounds are described there).
 
 Float32 screen
     The leaves' rows are also kept in float32, less their mean row (``Q32``,
-    :func:`~core.methods.spatial_tree.screen_blocks`). A search first measures a leaf's
-    rows in float32 and computes the exact distance
+    :func:`~core.methods.spatial_tree.screen_blocks`), each nominal attribute's block of
+    indicator columns as one column of categories (:mod:`core.methods.spatial_screen`).
+    A search first measures a leaf's rows in float32 and computes the exact distance
     (:func:`~core.methods.spatial_index._distance2`, the reference's sum) only of the
     rows that the float32 distance, widened by its rounding bound
-    (:func:`_screen_margin`), cannot rule out. A search at a million records waits
-    on memory; a leaf read in float32 is half the bytes.
+    (:func:`~core.methods.spatial_screen._screen_margin`), cannot rule out. A search at
+    a million records waits on memory; a leaf read in float32 is half the bytes, and a
+    census-like table of 124 embedded columns is screened in 5.
 Compact leaves
     An index whose rows empty as records are grouped keeps each leaf's live rows in
     front of its float32 block (:func:`_vacate`, called as a row's last record is
@@ -57,55 +59,12 @@ from core.compiled import kernel
 from core.methods import atomics
 from core.methods.prefetch import prefetch
 from core.methods.spatial_index import _SLACK, _distance2, _insert, _min_box2, _vector_distance2
+from core.methods.spatial_screen import _leaf_query, _prefetch_leaf, _screen_leaf
 
 __all__: list[str] = []  # kernels only; the tree they search: core.methods.spatial_tree
 
-_PREFETCH_FROM = 1 << 21  # float32 values in the screen (8 MB): leaves are prefetched,
-# and boxes from half as many float64 values (8 MB for the two)
-
-
-def _leaf_distances32(Q32, leaf, size, q32, buffer32):
-    """:func:`_leaf_distances` in float32, of the centred rows (a screen only)."""
-    for i in range(size):
-        buffer32[i] = np.float32(0.0)
-    for j in range(Q32.shape[1]):
-        qj = q32[j]
-        for i in range(size):
-            diff = Q32[leaf, j, i] - qj
-            buffer32[i] += diff * diff
-
-
-def _screen_query(q, center, q32):
-    """Put q − center into ``q32`` (float32); return |q − center|² (float64)."""
-    acc = 0.0
-    for j in range(q.shape[0]):
-        v = q[j] - center[j]
-        q32[j] = np.float32(v)
-        acc += v * v
-    return acc
-
-
-def _screen_margin(leaf_norm2, query_norm2, d):
-    """A bound on |float32 distance − exact distance| for a leaf's rows and a query.
-
-    With u = 2⁻²⁴ and x′, q′ the centred row and query, each coordinate rounds by at most
-    u·|x′ⱼ| (the float64 centring adds 2⁻⁵³), the difference, its square and the d-term
-    sum by u each, so the float32 distance is within u·(10 + 2d)·(|x′|² + |q′|²) of
-    |x − q|²; (16 + 4d) leaves room for the float64 distance's own rounding. The
-    absolute term covers float32's subnormal range. Beyond 1e30 (where float32 could
-    overflow) the margin is infinite: every row gets its exact distance.
-    """
-    scale = leaf_norm2 + query_norm2
-    if not scale <= 1e30:
-        return np.inf
-    return (16.0 + 4.0 * d) * 2.0 ** -24 * scale + 1e-30
-
-
-def _screen_leaf(Q32, norm2, leaf, size, q32, query_norm2, buffer32):
-    """Float32 distances of a leaf's ``size`` rows into ``buffer32``; return the margin
-    (:func:`_screen_margin`) within which they may differ from the exact ones."""
-    _leaf_distances32(Q32, leaf, size, q32, buffer32)
-    return _screen_margin(norm2[leaf], query_norm2, q32.shape[0])
+_PREFETCH_FROM = 1 << 21  # boxes are prefetched from half as many float64 values (8 MB
+# for the two), as leaves are from this many float32 values (core.methods.spatial_screen)
 
 
 def _own(node, part, split_lo, split_hi):
@@ -113,19 +72,6 @@ def _own(node, part, split_lo, split_hi):
     (one depth of the tree), part 0 searches those of even rank and part 1 those of odd
     rank; every other node belongs to both (module notes)."""
     return not (split_lo <= node < split_hi) or (node - split_lo) % 2 == part
-
-
-def _prefetch_leaf(Q32, leaf):
-    """Ask for every cache line of the leaf's float32 rows when the screen is larger
-    than a processor's caches (module notes); a smaller one is there already, and the
-    hints would only cost time."""
-    if Q32.size < _PREFETCH_FROM:
-        return
-    rows = Q32[leaf].reshape(Q32.shape[1] * Q32.shape[2])  # one block, in order
-    for i in range(0, rows.shape[0], 16):  # 16 float32 to a 64-byte line
-        prefetch(rows, (i,))
-    if rows.shape[0]:
-        prefetch(rows, (rows.shape[0] - 1,))
 
 
 def _prefetch_nodes(first, count, lo, hi, cnt, top):
@@ -210,7 +156,7 @@ def _nearest(q, m, taken, first_leaf, start, head, end, members, P, screen, lo, 
     (:func:`~core.methods.spatial_tree.screen_blocks`,
     :func:`~core.methods.spatial_tree.cell_splits`): the search descends through the cells
     and reads a leaf's box only when its cell is near enough (module notes); a row
-    whose float32 distance is beyond the m-th best by more than :func:`_screen_margin`
+    whose float32 distance is beyond the m-th best by more than its margin
     is passed over, the others are measured exactly (:func:`_distance2`). The whole
     tree is one part.
     """
@@ -232,13 +178,13 @@ def _nearest_part(q, m, taken, first_leaf, start, head, end, members, P, screen,
     in its own subtree or a later sibling's) and changes its split attribute.
     """
     Q32, norm2, center, axis, left_hi, right_lo = screen[:6]
-    slot, fill = screen[6], screen[8]
+    slot, fill, layout, value = screen[6], screen[8], screen[9], screen[10]
     other = 1 - part
     size = 0
     if cnt[0] == 0:
         return 0
     d = q.shape[0]
-    query_norm2 = _screen_query(q, center, q32)
+    query = _leaf_query(q, center, layout, value, q32)
     offsets = np.zeros((stack.shape[0], d))
     stack[0], stack_d2[0] = 0, 0.0
     depth = 1
@@ -265,7 +211,7 @@ def _nearest_part(q, m, taken, first_leaf, start, head, end, members, P, screen,
             continue
         s, leaf = start[node], node - first_leaf
         _prefetch_leaf(Q32, leaf)
-        margin = _screen_leaf(Q32, norm2, leaf, fill[leaf], q32, query_norm2, buffer32)
+        margin = _screen_leaf(Q32, norm2, leaf, fill[leaf], q32, layout, query, d, buffer32)
         work[0] += fill[leaf]
         for i in range(fill[leaf]):
             if buffer32[i] - margin > limit:
@@ -368,8 +314,9 @@ def _farthest_part(q, anchor, first_leaf, start, head, end, members, P, screen, 
     """:func:`_farthest_from` over ``part``'s subtrees (:func:`_own`); the best so far is
     published in ``shared[part]``, and the other part's prunes as well."""
     Q32, norm2, center, slot, fill = screen[0], screen[1], screen[2], screen[6], screen[8]
+    layout, value = screen[9], screen[10]
     other = 1 - part
-    query_norm2 = _screen_query(q, center, q32)
+    query = _leaf_query(q, center, layout, value, q32)
     reflected = 2.0 * anchor - q
     spread = 2.0 * _vector_distance2(anchor, q)
     scale = _vector_distance2(reflected, np.zeros_like(q))
@@ -403,7 +350,8 @@ def _farthest_part(q, anchor, first_leaf, start, head, end, members, P, screen, 
             continue
         s, leaf = start[node], node - first_leaf
         _prefetch_leaf(Q32, leaf)
-        margin = _screen_leaf(Q32, norm2, leaf, fill[leaf], q32, query_norm2, buffer32)
+        margin = _screen_leaf(Q32, norm2, leaf, fill[leaf], q32, layout, query, q.shape[0],
+                              buffer32)
         work[1] += fill[leaf]
         for i in range(fill[leaf]):
             t = slot[s + i]
@@ -423,8 +371,7 @@ def _farthest_part(q, anchor, first_leaf, start, head, end, members, P, screen, 
 # The searches allocate; the helpers neither allocate, return nor keep an array
 # (core.compiled's notes).
 _ALLOCATING = frozenset({"_nearest_part", "_nearest", "_farthest_part", "_farthest_from"})
-for _name in ("_leaf_distances32", "_screen_query", "_screen_margin", "_screen_leaf", "_own",
-              "_prefetch_leaf", "_prefetch_nodes", "_vacate", "_cell_child", "_cell_pruned",
+for _name in ("_own", "_prefetch_nodes", "_vacate", "_cell_child", "_cell_pruned",
               "_push_cells",
               "_nearest_part", "_nearest", "_far_bound", "_heap_push", "_heap_pop",
               "_farthest_part", "_farthest_from"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.methods import spatial_index as index
+from core.methods.spatial_screen import screen_layout, screen_rows
 
 __all__ = ["row_tree", "reindex", "screen_blocks", "cell_splits"]
 
@@ -18,18 +19,21 @@ _STRETCH = 65_536  # rows shifted at a time by screen_blocks
 
 def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int,
                   lo: np.ndarray, hi: np.ndarray):
-    """``(Q32, norm2, center, axis, left_hi, right_lo, slot, place, fill)``: what the
-    searches read besides the live boxes (module notes of
+    """``(Q32, norm2, center, axis, left_hi, right_lo, slot, place, fill, layout,
+    value)``: what the searches read besides the live boxes (module notes of
     :mod:`core.methods.spatial_search`).
 
-    ``Q32`` is :func:`~core.methods.spatial_index.leaf_blocks` of ``P − center`` in
-    float32 (``center`` the mean row), ``norm2[leaf]`` the largest |x − center|² of the
+    ``Q32`` is :func:`~core.methods.spatial_index.leaf_blocks` of the rows' screen
+    columns in float32 (:func:`~core.methods.spatial_screen.screen_rows`: ``P − center``,
+    ``center`` the mean row, with each block of indicator columns kept as one column;
+    ``layout`` and ``value`` are :func:`~core.methods.spatial_screen.screen_layout`'s),
+    ``norm2[leaf]`` the largest |x − center|² of the
     leaf's rows; it is infinite for every leaf when a row lies beyond 1e15 of the
     centre, where float32 could overflow, and then every row gets its exact distance.
     Both are made a stretch of rows at a time, without a shifted copy of ``P`` or
     float64 blocks (which leaves of unequal sizes pad to up to twice ``P``). The next
     three are the cells' splits (:func:`cell_splits` of the boxes ``lo``/``hi``), fixed
-    when the tree is built. The last three say where each row's float32 values lie in
+    when the tree is built. The next three say where each row's float32 values lie in
     its leaf's block, which an index that empties rows keeps compact
     (``spatial_search._vacate``): the leaf starting at row s holds row ``slot[s + i]``
     at place i, ``place[t]`` is row t's place, and only the first ``fill[leaf]`` places
@@ -40,13 +44,17 @@ def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: in
     first_leaf = (1 << levels) - 1
     sizes = stop[first_leaf:] - start[first_leaf:]
     leaf, place = index.leaf_places(start, stop, levels)
+    layout, value = screen_layout(P, lo[0], hi[0])
     # P − center a stretch of rows at a time (never a whole copy of P): its squared
-    # norms and the float32 blocks, as leaf_blocks(P − center, ...) gives them.
-    Q32 = np.zeros((len(sizes), P.shape[1], int(sizes.max())), dtype=np.float32)
+    # norms and the float32 blocks of its screen columns.
+    Q32 = np.zeros((len(sizes), len(layout), int(sizes.max())), dtype=np.float32)
     row_norm2 = np.empty(len(P))
     for first in range(0, len(P), _STRETCH):
-        shifted = P[first:first + _STRETCH] - center
+        rows = P[first:first + _STRETCH]
+        shifted = rows - center
         row_norm2[first:first + _STRETCH] = np.einsum("ij,ij->i", shifted, shifted)
+        if len(layout) < P.shape[1]:
+            shifted = screen_rows(rows, center, layout)
         with np.errstate(over="ignore", invalid="ignore"):
             Q32[leaf[first:first + _STRETCH], :, place[first:first + _STRETCH]] = shifted
     firsts = np.minimum(start[first_leaf:], max(len(P) - 1, 0))
@@ -55,7 +63,8 @@ def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: in
     if not (np.isfinite(norm2).all() and norm2.max(initial=0.0) <= 1e30):
         norm2 = np.full(len(sizes), np.inf)
     slot = np.arange(len(P), dtype=np.int64)
-    return (Q32, norm2, center) + cell_splits(lo, hi) + (slot, place, sizes.copy())
+    return (Q32, norm2, center) + cell_splits(lo, hi) + (slot, place, sizes.copy(), layout,
+                                                         value)
 
 
 def cell_splits(lo: np.ndarray, hi: np.ndarray):

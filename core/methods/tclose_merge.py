@@ -22,7 +22,7 @@ gives the same merges and the same partition as the numpy reference
   their mean are also kept in float32 (the screen), and a full pass measures them in
   float32, half the bytes and twice the vector width of float64, then takes the
   smallest of each block of ``_LANES``. Only the centroids whose float32 distance,
-  widened by its rounding bound (:func:`core.methods.spatial_search._screen_margin`,
+  widened by its rounding bound (:func:`core.methods.spatial_screen._screen_margin`,
   MDAV's screen), is within reach of the smallest get the exact distance, a sequential
   sum of squares in float64. At 100,000 records, t = 0.1 (19,125 merges) the search
   fell from about 0.86 s to about 0.2 s. With many clusters the float32 pass is shared
@@ -53,7 +53,7 @@ import numpy as np
 from core.compiled import COMPILED, kernel
 from core.methods.tclose_emd import inverse_cumulative, pack_attributes
 from core.methods.tclose_emd import run_emd as _run_emd
-from core.methods.spatial_search import _screen_margin, _screen_query
+from core.methods.spatial_screen import _screen_margin, _screen_query
 from core.methods.task_helper import FIRST, ON, TaskHelper
 from core.methods.tclose_screen import LANES, new_share, screen_all, screen_range, serve
 from core.privacy.attributes import class_emds

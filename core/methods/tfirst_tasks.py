@@ -32,6 +32,7 @@ from core.compiled import kernel
 from core.methods import spatial_index
 from core.methods import spatial_pool_kernels as pool_kernels
 from core.methods import spatial_search as search
+from core.methods.spatial_screen import query_buffer
 from core.methods import task_helper as helper
 from core.methods.atomics import load, store, swap
 
@@ -238,6 +239,6 @@ def thread_scratch(n_nodes: int, depth: int, m: int, leaf: int, d: int, tasks: i
     found per subset, the records, the farthest (row, record))."""
     return (np.zeros(depth, dtype=np.int64), np.zeros(depth), np.zeros(m),
             np.zeros(m, dtype=np.int64), np.zeros(leaf, dtype=np.float32),
-            np.zeros(d, dtype=np.float32), np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64),
+            query_buffer(d), np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64),
             np.zeros(4, dtype=np.int64), np.zeros(tasks, dtype=np.int64),
             np.zeros((tasks, m), dtype=np.int64), np.zeros(2, dtype=np.int64))

@@ -1,0 +1,211 @@
+"""The float32 screen of the spatial index's leaves (:mod:`core.methods.spatial_search`'s
+notes say what it is for): how a leaf's rows are kept for it, and how a query is
+measured against them.
+
+Columns of the screen
+    A numeric column is kept as its value less the centre's, in float32. A nominal
+    quasi-identifier is embedded as a block of indicator columns, each 0 or the same
+    value s, at most one of them s in a row (:mod:`core.data.encoding`); such a block
+    is kept as one column, the row's category, so a leaf's row is read in a few values
+    where the embedding has one per category (a table of sex, region, occupation, age
+    and education is 124 columns wide, and five columns in the screen). For a query q
+    the block's squared distance to a row of category c is
+    ``A + s·(s − 2·q_c)``, with ``A = Σ_j q_j²`` over the block (``A`` for a row of
+    none), so the query's tables are made once per search (:func:`_leaf_query`) and a
+    row's term is read from them.
+Detection
+    Blocks are found in the rows themselves (:func:`screen_layout`), not taken from the
+    encoding: a run of adjacent columns, each of whose values are 0 and one s > 0 (the
+    same s across the run), no row with two of them nonzero. Whatever put the columns
+    there, the identity above holds for them, so the screen stays a bound on the exact
+    distance; a table of numeric columns alone has none (a z-score is never 0 at every
+    row's minimum), and its screen is the one-column-per-attribute screen of before,
+    bit for bit.
+Rounding
+    The tables are made in float64 and rounded to float32; beside the float32 screen's
+    own bound (:func:`_screen_margin`, which bounds a block's rounded term as it does a
+    sum of its columns), the float64 arithmetic of ``A + s·(s − 2·q_c)`` is within
+    (w + 8)·2⁻⁵²·(A + 2s²) of the block's distance, and that is added to the margin.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.compiled import kernel
+from core.methods.prefetch import prefetch
+
+__all__ = ["screen_layout", "query_buffer", "screen_rows"]
+
+_PREFETCH_FROM = 1 << 21  # float32 values in the screen (8 MB): leaves are prefetched
+
+
+def query_buffer(d: int) -> np.ndarray:
+    """A query's float32 buffer for rows of ``d`` columns: the screen's columns and
+    the blocks' tables need at most ``2·d`` values (a block of w ≥ 2 columns takes one
+    column and a table of w + 1 entries)."""
+    return np.zeros(2 * d, dtype=np.float32)
+
+
+def screen_layout(P: np.ndarray, low: np.ndarray, high: np.ndarray):
+    """``(layout, value)`` of the screen's columns for the rows ``P`` (module notes).
+
+    ``layout[c]`` is ``(first column, width, table offset)``: width 1 for a column kept
+    as it is (offset unused), w ≥ 2 for a block of w indicator columns whose table of
+    w + 1 entries starts at ``offset`` in the query buffer (after the screen's
+    columns). ``value[c]`` is the block's s. ``low``/``high`` are the columns' smallest
+    and largest values (the root's box): only a column whose smallest value is 0 can
+    be in a block.
+    """
+    d = P.shape[1]
+    candidate = (low == 0.0) & (high > 0.0)
+    blocks: list[tuple[int, int, float]] = []
+    j = 0
+    while j < d:
+        s = high[j]
+        if not candidate[j] or not _two_valued(P[:, j], s):
+            j += 1
+            continue
+        used, stop = P[:, j] != 0.0, j + 1
+        while stop < d and candidate[stop] and high[stop] == s:
+            column = P[:, stop]
+            nonzero = column != 0.0
+            if not _two_valued(column, s) or (nonzero & used).any():
+                break
+            used |= nonzero
+            stop += 1
+        if stop - j >= 2:
+            blocks.append((j, stop - j, s))
+        j = stop
+    rows, value, at, b = [], [], 0, 0
+    columns = d - sum(w - 1 for _, w, _ in blocks)
+    offset = columns
+    while at < d:
+        if b < len(blocks) and blocks[b][0] == at:
+            first, width, s = blocks[b]
+            rows.append((first, width, offset))
+            value.append(s)
+            offset += width + 1
+            at, b = at + width, b + 1
+        else:
+            rows.append((at, 1, 0))
+            value.append(0.0)
+            at += 1
+    return np.array(rows, dtype=np.int64).reshape(-1, 3), np.array(value, dtype=np.float64)
+
+
+def _two_valued(column: np.ndarray, s: float) -> bool:
+    return bool(((column == 0.0) | (column == s)).all())
+
+
+def screen_rows(rows: np.ndarray, center: np.ndarray, layout: np.ndarray) -> np.ndarray:
+    """The screen's columns of ``rows`` (float64; module notes): a kept column less the
+    centre's value, a block as its category's place in the query's table (the entry
+    after the last category for a row of none)."""
+    out = np.empty((len(rows), len(layout)))
+    for c, (first, width, offset) in enumerate(layout):
+        if width == 1:
+            np.subtract(rows[:, first], center[first], out=out[:, c])
+            continue
+        nonzero = rows[:, first:first + width] != 0.0
+        code = np.where(nonzero.any(axis=1), nonzero.argmax(axis=1), width)
+        out[:, c] = offset + code
+    return out
+
+
+def _leaf_distances32(Q32, leaf, size, q32, layout, buffer32):
+    """The float32 screen of a leaf's first ``size`` rows against the query in ``q32``
+    (:func:`_leaf_query`) into ``buffer32``: a kept column's squared difference, a
+    block's entry of the query's table."""
+    for i in range(size):
+        buffer32[i] = np.float32(0.0)
+    for c in range(Q32.shape[1]):
+        if layout[c, 1] == 1:
+            qc = q32[c]
+            for i in range(size):
+                diff = Q32[leaf, c, i] - qc
+                buffer32[i] += diff * diff
+        else:
+            for i in range(size):
+                buffer32[i] += q32[np.int64(Q32[leaf, c, i])]
+
+
+def _screen_query(q, center, q32):
+    """Put q − center into ``q32`` (float32); return |q − center|² (float64)."""
+    acc = 0.0
+    for j in range(q.shape[0]):
+        v = q[j] - center[j]
+        q32[j] = np.float32(v)
+        acc += v * v
+    return acc
+
+
+def _leaf_query(q, center, layout, value, q32):
+    """Put the query into ``q32`` as the screen reads it (module notes): a kept
+    column's q − center, a block's table. Return ``(|q − center|², error)``: the first
+    over every column, for :func:`_screen_margin`; the second bounds the tables'
+    float64 rounding (module notes, Rounding)."""
+    acc, error = 0.0, 0.0
+    for c in range(layout.shape[0]):
+        first, width, offset = layout[c, 0], layout[c, 1], layout[c, 2]
+        if width == 1:
+            v = q[first] - center[first]
+            q32[c] = np.float32(v)
+            acc += v * v
+            continue
+        s, total = value[c], 0.0
+        for j in range(first, first + width):
+            v = q[j] - center[j]
+            acc += v * v
+            total += q[j] * q[j]
+        for j in range(width):
+            q32[offset + j] = np.float32(total + s * (s - 2.0 * q[first + j]))
+        q32[offset + width] = np.float32(total)
+        error += (width + 8.0) * 2.0 ** -52 * (total + 2.0 * s * s)
+    return acc, error
+
+
+def _screen_margin(leaf_norm2, query_norm2, d):
+    """A bound on |float32 distance − exact distance| for a leaf's rows and a query.
+
+    With u = 2⁻²⁴ and x′, q′ the centred row and query, each coordinate rounds by at most
+    u·|x′ⱼ| (the float64 centring adds 2⁻⁵³), the difference, its square and the d-term
+    sum by u each, so the float32 distance is within u·(10 + 2d)·(|x′|² + |q′|²) of
+    |x − q|²; (16 + 4d) leaves room for the float64 distance's own rounding. The
+    absolute term covers float32's subnormal range. Beyond 1e30 (where float32 could
+    overflow) the margin is infinite: every row gets its exact distance.
+    """
+    scale = leaf_norm2 + query_norm2
+    if not scale <= 1e30:
+        return np.inf
+    return (16.0 + 4.0 * d) * 2.0 ** -24 * scale + 1e-30
+
+
+def _screen_leaf(Q32, norm2, leaf, size, q32, layout, query, d, buffer32):
+    """Float32 distances of a leaf's ``size`` rows into ``buffer32``; return the margin
+    within which they may differ from the exact ones (:func:`_screen_margin` for rows
+    of ``d`` columns, plus the tables' error ``query[1]``; ``query`` is what
+    :func:`_leaf_query` returned)."""
+    _leaf_distances32(Q32, leaf, size, q32, layout, buffer32)
+    return _screen_margin(norm2[leaf], query[0], d) + query[1]
+
+
+def _prefetch_leaf(Q32, leaf):
+    """Ask for every cache line of the leaf's float32 rows when the screen is larger
+    than a processor's caches (:mod:`core.methods.spatial_search`'s notes, Prefetch);
+    a smaller one is there already, and the hints would only cost time."""
+    if Q32.size < _PREFETCH_FROM:
+        return
+    rows = Q32[leaf].reshape(Q32.shape[1] * Q32.shape[2])  # one block, in order
+    for i in range(0, rows.shape[0], 16):  # 16 float32 to a 64-byte line
+        prefetch(rows, (i,))
+    if rows.shape[0]:
+        prefetch(rows, (rows.shape[0] - 1,))
+
+
+# None of these allocates, returns or keeps an array (core.compiled's notes).
+for _name in ("_leaf_distances32", "_screen_query", "_leaf_query", "_screen_margin",
+              "_screen_leaf", "_prefetch_leaf"):
+    _compiled = kernel(globals()[_name], refcounts=False)
+    if _compiled is not None:
+        globals()[_name] = _compiled
