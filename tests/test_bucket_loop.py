@@ -44,7 +44,8 @@ def both(X, values, k, t, n_buckets=None):
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(64, 400), d=st.integers(1, 4), seed=st.integers(0, 10**6),
        k=st.integers(1, 6), t=st.sampled_from([1.05, 1.5, 2.0, 3.0]),
-       rows=st.sampled_from(["normal", "grid", "few rows", "signed zeros"]),
+       rows=st.sampled_from(["normal", "grid", "few rows", "signed zeros",
+                             "indicators"]),
        values=st.sampled_from(["tied to X", "few values", "nominal"]),
        deep=st.booleans(), reindex=st.booleans())
 def test_compiled_classes_equal_the_reference(n, d, seed, k, t, rows, values, deep,

@@ -270,6 +270,36 @@ def test_nearest_through_the_cells_equals_a_full_scan_after_deletions(seed, empt
         assert found == records[np.lexsort((records, d2))][:m].tolist()
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["rounded", "indicators", "few rows"]),
+       st.sampled_from([0.2, 0.7, 1.0]))
+def test_a_row_emptied_leaves_the_boxes_a_recomputation_gives(seed, kind, emptied):
+    """``_emptied`` keeps the counts, boxes and largest ρ² of the leaf and its ancestors
+    as ``_refresh`` recomputes them from the live rows, every array bit for bit after
+    each row, down to every row emptied (ties, indicator columns, few distinct rows)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(300, 2500))
+    if kind == "rounded":
+        X = np.round(rng.normal(size=(n, int(rng.integers(1, 6)))), int(rng.integers(0, 2)))
+    elif kind == "indicators":
+        X = np.column_stack([np.eye(w)[rng.integers(0, w, n)] * 0.7 for w in (2, 5, 9)] +
+                            [rng.integers(0, 3, n)])
+    else:
+        X = rng.normal(size=(5, 3))[rng.integers(0, 5, n)]
+    with leaves_of(int(rng.choice([4, 16, 128]))):
+        tree, _, _ = spatial_tree.row_tree(X, X.mean(axis=0))
+    (P, _, head, end, _, _, leaf_of, start, stop, first_leaf, lo, hi, cnt, top, rho2) = tree
+    kept = [a.copy() for a in (lo, hi, cnt, top)]
+    rows = rng.permutation(len(P))[:max(1, int(emptied * len(P)))]
+    for t in rows:
+        head[t] = end[t]
+        index._emptied(t, leaf_of[t], first_leaf, start, stop, head, end, P, rho2, *kept)
+        index._refresh(leaf_of[t], first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt,
+                       top)
+        for mine, theirs in zip(kept, (lo, hi, cnt, top)):
+            assert np.array_equal(mine, theirs)
+
+
 def _screen_whole(P, start, stop, levels):
     """The screen's blocks and leaf norms as made before the stretches: P − center
     whole, its float64 blocks, then float32 (the reference)."""

@@ -29,6 +29,9 @@ def matrix(n, d, seed, kind):
         return rng.normal(size=(3, d))[rng.integers(0, 3, n)]
     if kind == "signed zeros":
         return rng.choice([-0.0, 0.0, 1.0], size=(n, d))
+    if kind == "indicators":  # a nominal attribute's block, as the embedding makes it
+        X = np.eye(d + 1)[rng.integers(0, d + 1, n)][:, :d] * 0.7  # some rows of none
+        return np.column_stack([X, rng.integers(0, 3, n) * 0.7])
     return rng.normal(size=(n, d))
 
 
@@ -98,7 +101,8 @@ def same_stream(reference, pool, X, point, include, rng):
 
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 90), d=st.integers(1, 4), seed=st.integers(0, 10**6),
-       kind=st.sampled_from(["normal", "grid", "few rows", "signed zeros"]))
+       kind=st.sampled_from(["normal", "grid", "few rows", "signed zeros",
+                             "indicators"]))
 def test_same_answers_as_record_pool(n, d, seed, kind):
     same_answers(matrix(n, d, seed, kind), seed, steps=60)
 
@@ -211,7 +215,8 @@ def test_kfirst_on_the_spatial_pool_equals_reference(distinct_rows, monkeypatch)
 
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(1, 400), d=st.integers(1, 4), seed=st.integers(0, 10**6),
-       kind=st.sampled_from(["normal", "grid", "few rows", "signed zeros"]))
+       kind=st.sampled_from(["normal", "grid", "few rows", "signed zeros",
+                             "indicators"]))
 def test_removals_leave_the_nodes_as_a_full_refresh_would(n, d, seed, kind):
     """After every removal, every count, live box and largest ρ² is what recomputing
     every node gives (a box left too wide would only slow the searches, so answers alone

@@ -36,9 +36,10 @@ def _take_rows(tree, rows):
     (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
      rho2) = tree
     for t in rows:
-        head[t] = end[t]
-        index._refresh(leaf_of[t], first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt,
-                       top)
+        if head[t] < end[t]:  # the boxes hear of a row once, as it empties
+            head[t] = end[t]
+            index._emptied(t, leaf_of[t], first_leaf, start, stop, head, end, P, rho2, lo, hi,
+                           cnt, top)
         search._vacate(t, leaf_of[t] - first_leaf, start[leaf_of[t]], screen)
 
 

@@ -65,7 +65,8 @@ def both_labels(X, attributes, k, t):
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(2, 300), d=st.integers(1, 4), seed=st.integers(0, 10**6),
        k=st.integers(1, 6), t=st.sampled_from([0.0, 0.02, 0.1, 0.3, 1.0]),
-       rows=st.sampled_from(["normal", "grid", "few rows", "signed zeros"]),
+       rows=st.sampled_from(["normal", "grid", "few rows", "signed zeros",
+                             "indicators"]),
        values=st.sampled_from(["tied to X", "few values", "nominal first",
                                "ties, then nominal"]),
        deep=st.booleans(), threads=st.booleans(), leave=st.booleans(),

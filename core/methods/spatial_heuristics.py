@@ -51,7 +51,7 @@ def _take(group, size, gid, X, tree, alive, labels, total, st):
         alive[record] = False
         labels[record] = gid
         if head[t] == end[t]:
-            index._refresh(leaf_of[t], first_leaf, start, stop, head, end, P, rho2, lo, hi,
+            index._emptied(t, leaf_of[t], first_leaf, start, stop, head, end, P, rho2, lo, hi,
                            cnt, top)
             search._vacate(t, leaf_of[t] - first_leaf, start[leaf_of[t]], screen)
     st[_COUNT] -= size

@@ -196,6 +196,89 @@ def _refresh(node, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top
         node = (node - 1) // 2
 
 
+def _emptied(t, leaf, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top):
+    """Row t of ``leaf`` has emptied: the live counts, boxes and largest ρ² of the leaf
+    and its ancestors, as :func:`_refresh` recomputes them. Called once for a row, as
+    its last record is taken (the counts go down by one).
+
+    Only an attribute in which t held the leaf's smallest (largest) live value needs
+    the leaf's rows again, and only until another live row holds that value; an
+    ancestor's box is made again from its children's only while the box below it
+    changed. The indicator columns of a nominal attribute are 0 in most rows, so a box
+    over 124 embedded columns is kept in about one read per column, where recomputing
+    read every live row of the leaf in each column and both children of every
+    ancestor. The values kept are the minima and maxima of the same rows; a bound read
+    from them is the same (a zero's sign aside, which no squared distance sees).
+    """
+    cnt[leaf] -= 1
+    changed = cnt[leaf] == 0
+    if changed:
+        top[leaf] = -1.0
+    else:
+        first, last = start[leaf], stop[leaf]
+        for j in range(P.shape[1]):
+            v = P[t, j]
+            if v == lo[leaf, j]:
+                lo[leaf, j] = _live_extreme(first, last, head, end, P, j, v, 1.0)
+                changed = changed or lo[leaf, j] != v
+            if v == hi[leaf, j]:
+                hi[leaf, j] = _live_extreme(first, last, head, end, P, j, v, -1.0)
+                changed = changed or hi[leaf, j] != v
+        if rho2[t] == top[leaf]:
+            best = -1.0
+            for r in range(first, last):
+                if head[r] < end[r] and rho2[r] > best:
+                    best = rho2[r]
+                    if best == rho2[t]:
+                        break
+            top[leaf] = best
+    node = leaf
+    while node:
+        node = (node - 1) // 2
+        cnt[node] -= 1
+        a, b = 2 * node + 1, 2 * node + 2
+        if cnt[a] and cnt[b]:
+            top[node] = max(top[a], top[b])
+        elif cnt[a] or cnt[b]:
+            top[node] = top[a] if cnt[a] else top[b]
+        if changed:  # an emptied node changes its parent's box as well
+            changed = _box_from_children(node, lo, hi, cnt) or cnt[node] == 0
+
+
+def _box_from_children(node, lo, hi, cnt):
+    """``node``'s box from its live children's, as :func:`_refresh_node` makes it (left
+    as it was when neither is live); whether it changed."""
+    a, b = 2 * node + 1, 2 * node + 2
+    if not (cnt[a] or cnt[b]):
+        return False
+    changed = False
+    for j in range(lo.shape[1]):
+        if cnt[a] and cnt[b]:
+            low, high = min(lo[a, j], lo[b, j]), max(hi[a, j], hi[b, j])
+        elif cnt[a]:
+            low, high = lo[a, j], hi[a, j]
+        else:
+            low, high = lo[b, j], hi[b, j]
+        if low != lo[node, j] or high != hi[node, j]:
+            lo[node, j], hi[node, j] = low, high
+            changed = True
+    return changed
+
+
+def _live_extreme(first, last, head, end, P, j, v, sign):
+    """The smallest (``sign`` 1) or largest (−1) value of attribute j among the live rows
+    ``first`` to ``last − 1``, none of them beyond v: v itself as soon as a row holds it."""
+    best = np.inf
+    for r in range(first, last):
+        if head[r] < end[r]:
+            x = sign * P[r, j]
+            if x == sign * v:
+                return v
+            if x < best:
+                best = x
+    return sign * best
+
+
 def _refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top):
     """Every node from scratch (after a new anchor changed every ρ²)."""
     for node in range(2 * first_leaf, -1, -1):
@@ -301,7 +384,8 @@ def _sum_live(X, alive, total):
 
 
 _KERNELS = ("_distance2", "_vector_distance2", "_leaf_distances", "_min_box2",
-            "_select", "_split_level", "_refresh_node", "_refresh",
+            "_select", "_split_level", "_refresh_node", "_refresh", "_live_extreme",
+            "_box_from_children", "_emptied",
             "_refresh_all", "_insert", "_push_children", "_farthest_in_shell", "_anchor_at",
             "_subtract_group", "_sum_live")
 # Helpers that neither allocate, return nor keep an array (core.compiled's notes).

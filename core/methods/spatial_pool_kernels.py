@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.compiled import kernel
-from core.methods.spatial_index import _leaf_distances, _min_box2, _push_children, _refresh
+from core.methods.spatial_index import _emptied, _leaf_distances, _min_box2, _push_children
 from core.methods.spatial_search import _vacate
 
 __all__ = ["find_live", "remove_records", "nearest_live", "scan_rows", "sample_rows",
@@ -71,8 +71,8 @@ def _remove(records, slot_of, nxt, row_of, leaf_of, alive, first_leaf, start, st
             if following >= end[t]:
                 head[t] = end[t]
                 solo[t] = -2
-                _refresh(leaf_of[t], first_leaf, start, stop, head, end, P, rho2, lo, hi,
-                         cnt, top)
+                _emptied(t, leaf_of[t], first_leaf, start, stop, head, end, P, rho2, lo,
+                         hi, cnt, top)
                 _vacate(t, leaf_of[t] - first_leaf, start[leaf_of[t]], screen)
                 continue
             head[t] = following

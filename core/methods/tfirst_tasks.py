@@ -83,8 +83,8 @@ def _remove_subset(g, trees, part):
             work[3] = 1
         head[t] += 1
         if head[t] == end[t]:
-            spatial_index._refresh(leaf_of[t], first_leaf, start, stop, head, end, P, rho2,
-                                   lo, hi, cnt, top)
+            spatial_index._emptied(t, leaf_of[t], first_leaf, start, stop, head, end, P,
+                                   rho2, lo, hi, cnt, top)
             search._vacate(t, leaf_of[t] - first_leaf, start[leaf_of[t]], screen)
 
 
