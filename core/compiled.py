@@ -25,17 +25,30 @@ MDAV's). Such a helper borrows its arrays from its caller, so it must neither al
 an array, nor return or keep one; such a kernel refuses to be compiled for arguments
 that would make it return an array, and :data:`WITHOUT_REFCOUNTS` lists them.
 
+numba keys a kernel's cache to its own source file alone: a kernel that calls a kernel
+of another file keeps the machine code it was compiled with after the other file
+changes (the code it called is built in), so a source installation brought up to date
+could run stale code, give other answers or crash. The packaged application is safe
+(numba stamps every cache entry with the executable there), so from source the cache
+goes to a folder named by a digest of every engine file that defines kernels
+(``core/__pycache__/numba-<digest>``, or under ``NUMBA_CACHE_DIR`` when that is set):
+a change to any of them compiles everything once, and the folders of earlier digests
+are removed.
+
 ``MICROAGG_NO_COMPILE=1`` in the environment switches the compiled path off (every
 method then takes its numpy reference path); ``COMPILED`` says which path is in use.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import os
+import shutil
 import sys
+from pathlib import Path
 
-__all__ = ["COMPILED", "WITHOUT_REFCOUNTS", "kernel", "numba_version"]
+__all__ = ["COMPILED", "WITHOUT_REFCOUNTS", "kernel", "kernel_sources_digest", "numba_version"]
 
 if getattr(sys, "frozen", False) and "NUMBA_CACHE_DIR" not in os.environ:
     # The packaged application's folder may be read-only: cache in the user's own folder.
@@ -80,6 +93,39 @@ else:
         return False
 
 COMPILED = _numba is not None and os.environ.get("MICROAGG_NO_COMPILE", "") in ("", "0")
+
+_ENGINE = Path(__file__).resolve().parent
+_DIGEST_PREFIX = "numba-"
+
+
+def kernel_sources_digest(root: Path = _ENGINE) -> str:
+    """A digest of the engine's files that define kernels (those importing this module),
+    their paths and contents (module notes)."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_bytes()
+        if b"core.compiled import" in text or path.name == "compiled.py":
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + text + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _cache_folder() -> Path:
+    """Where a source installation caches its kernels (module notes); earlier digests'
+    folders beside it in the engine's own ``__pycache__`` are removed."""
+    name = _DIGEST_PREFIX + kernel_sources_digest(_ENGINE)
+    given = os.environ.get("NUMBA_CACHE_DIR")
+    if given:
+        return Path(given) / name
+    folder = _ENGINE / "__pycache__"
+    if folder.is_dir():
+        for old in folder.glob(_DIGEST_PREFIX + "*"):
+            if old.name != name:
+                shutil.rmtree(old, ignore_errors=True)
+    return folder / name
+
+
+if COMPILED and not getattr(sys, "frozen", False):
+    _numba.config.CACHE_DIR = str(_cache_folder())
 
 
 WITHOUT_REFCOUNTS: list = []  # the kernels compiled with refcounts=False
