@@ -49,6 +49,15 @@ def test_adjacent_attributes_of_the_same_scale_stay_two_blocks():
     assert _blocks(X) == [(0, 3), (3, 4)]
 
 
+def test_a_category_no_row_holds_stays_in_its_block():
+    rng = np.random.default_rng(9)
+    codes = rng.choice([0, 1, 3, 4], 600)  # category 2 of five is never drawn
+    X = np.column_stack([rng.normal(size=600), np.eye(5)[codes] * 1.3, np.eye(3)[codes % 3]])
+    assert _blocks(X) == [(1, 5), (6, 3)]
+    X[:, 6:] = 0.0  # an attribute whose rows all left: one block of zeros with the last
+    assert _blocks(X) == [(1, 8)]
+
+
 def test_columns_that_are_not_indicators_are_kept_as_they_are():
     rng = np.random.default_rng(6)
     codes = rng.integers(0, 4, 400)
@@ -108,7 +117,17 @@ def test_the_screen_is_within_its_margin_of_the_exact_distance(seed, none_share,
          "anywhere": lambda: rng.normal(size=X.shape[1]) * 3.0}[query]()
     shown, margin, exact, layout = _screened(X, q)
     assert (np.abs(shown - exact) <= margin).all()
-    assert (layout[:, 1] > 1).sum() == (3 if none_share < 1.0 else 0)
+    assert len(layout) <= X.shape[1] - 21  # the blocks of 2, 7 and 15 columns, or one of 24
+    for first, width, _ in layout:
+        if width > 1:
+            _assert_block(X[:, first:first + width])
+
+
+def _assert_block(block: np.ndarray) -> None:
+    """Every value 0 or the block's one s, at most one s in a row."""
+    s = block.max()
+    assert ((block == 0.0) | (block == s)).all() and s >= 0.0
+    assert ((block != 0.0).sum(axis=1) <= 1).all()
 
 
 def test_numeric_rows_are_screened_as_one_column_per_attribute():

@@ -14,6 +14,9 @@ numeric
     ``Σx² − (Σx)²/n`` are rounded once. They are therefore the same bits however the
     table is cut into partitions or files (an in-memory table and the same records in
     uneven Parquet parts get one release), and agree with ``numpy.std`` to rounding.
+    (A value below about 1e−145 in magnitude, not 0, has a square whose rounding error
+    is below the smallest normal double and is lost: the moments are then not the
+    exact ones rounded once, still the same bits however the table is cut.)
     (A merge of each partition's mean and squared deviations by the pairwise rule of
     Chan, Golub & LeVeque depends on where the partitions are cut, in the last bits,
     and a last bit can decide a tie of the method.);

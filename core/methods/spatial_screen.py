@@ -16,7 +16,8 @@ Columns of the screen
 Detection
     Blocks are found in the rows themselves (:func:`screen_layout`), not taken from the
     encoding: a run of adjacent columns, each of whose values are 0 and one s > 0 (the
-    same s across the run), no row with two of them nonzero. Whatever put the columns
+    same s across the run) or 0 alone (a category none of the rows holds, as after a
+    tree is built again on the rows left), no row with two of them nonzero. Whatever put the columns
     there, the identity above holds for them, so the screen stays a bound on the exact
     distance; a table of numeric columns alone has none (a z-score is never 0 at every
     row's minimum), and its screen is the one-column-per-attribute screen of before,
@@ -53,26 +54,28 @@ def screen_layout(P: np.ndarray, low: np.ndarray, high: np.ndarray):
     ``layout[c]`` is ``(first column, width, table offset)``: width 1 for a column kept
     as it is (offset unused), w ≥ 2 for a block of w indicator columns whose table of
     w + 1 entries starts at ``offset`` in the query buffer (after the screen's
-    columns). ``value[c]`` is the block's s. ``low``/``high`` are the columns' smallest
-    and largest values (the root's box): only a column whose smallest value is 0 can
-    be in a block.
+    columns). ``value[c]`` is the block's s (0 for a block of zeros). ``low``/``high``
+    are the columns' smallest and largest values (the root's box): only a column whose
+    smallest value is 0 can be in a block.
     """
     d = P.shape[1]
-    candidate = (low == 0.0) & (high > 0.0)
+    candidate = low == 0.0  # a column of zeros, or of zeros and its largest value
     blocks: list[tuple[int, int, float]] = []
     j = 0
     while j < d:
-        s = high[j]
-        if not candidate[j] or not _two_valued(P[:, j], s):
+        if not candidate[j] or not _two_valued(P[:, j], high[j]):
             j += 1
             continue
-        used, stop = P[:, j] != 0.0, j + 1
-        while stop < d and candidate[stop] and high[stop] == s:
+        s, used, stop = high[j], P[:, j] != 0.0, j + 1
+        while stop < d and candidate[stop]:
+            h = high[stop]  # 0 for a column of zeros, which joins any block
+            if h != 0.0 and s != 0.0 and h != s:
+                break
             column = P[:, stop]
             nonzero = column != 0.0
-            if not _two_valued(column, s) or (nonzero & used).any():
+            if not _two_valued(column, h) or (nonzero & used).any():
                 break
-            used |= nonzero
+            s, used = s or h, used | nonzero
             stop += 1
         if stop - j >= 2:
             blocks.append((j, stop - j, s))
