@@ -110,17 +110,20 @@ def kernel_sources_digest(root: Path = _ENGINE) -> str:
 
 
 def _cache_folder() -> Path:
-    """Where a source installation caches its kernels (module notes); earlier digests'
-    folders beside it in the engine's own ``__pycache__`` are removed."""
+    """Where a source installation caches its kernels (module notes). The first time a
+    digest is seen, the folders of earlier digests in the engine's own ``__pycache__``
+    are removed, and so are the cache files numba keeps beside the sources by default."""
     name = _DIGEST_PREFIX + kernel_sources_digest(_ENGINE)
     given = os.environ.get("NUMBA_CACHE_DIR")
     if given:
         return Path(given) / name
     folder = _ENGINE / "__pycache__"
-    if folder.is_dir():
+    if not (folder / name).is_dir():  # new sources: what earlier ones cached goes
         for old in folder.glob(_DIGEST_PREFIX + "*"):
-            if old.name != name:
+            if old.name != name:  # another process may be making this one now
                 shutil.rmtree(old, ignore_errors=True)
+        for old in (*_ENGINE.rglob("__pycache__/*.nbi"), *_ENGINE.rglob("__pycache__/*.nbc")):
+            old.unlink(missing_ok=True)  # numba's own cache beside the sources, from before
     return folder / name
 
 

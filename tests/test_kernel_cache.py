@@ -51,10 +51,19 @@ def test_earlier_digests_folders_are_removed(tmp_path, monkeypatch):
     stale = root / "__pycache__" / "numba-0123456789abcdef"
     (stale / "sub").mkdir(parents=True)
     (root / "__pycache__" / "search.cpython-311.pyc").write_bytes(b"")
+    beside = root / "methods" / "__pycache__"
+    beside.mkdir()
+    for name in ("search.near-2.py311.nbi", "search.near-2.py311.1.nbc", "search.cpython-311.pyc"):
+        (beside / name).write_bytes(b"")
     folder = compiled._cache_folder()
     assert folder == root / "__pycache__" / f"numba-{kernel_sources_digest(root)}"
     assert not stale.exists()
     assert (root / "__pycache__" / "search.cpython-311.pyc").exists()
+    assert sorted(p.name for p in beside.iterdir()) == ["search.cpython-311.pyc"]
+    folder.mkdir()
+    (beside / "search.near-2.py311.nbi").write_bytes(b"")
+    assert compiled._cache_folder() == folder and folder.is_dir()  # a digest seen before
+    assert (beside / "search.near-2.py311.nbi").exists()
 
 
 @pytest.mark.skipif(not COMPILED, reason="numba missing or switched off")
