@@ -172,23 +172,42 @@ def _refresh_node(node, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt
                     best = rho2[t]
         cnt[node], top[node] = live, best
         return
+    cnt[node] = cnt[2 * node + 1] + cnt[2 * node + 2]
+    _box_from_children(node, lo, hi, cnt)
+    _top_from_children(node, cnt, top)
+
+
+def _box_from_children(node, lo, hi, cnt):
+    """``node``'s box from its live children's (left as it was when neither is live);
+    whether it changed."""
     a, b = 2 * node + 1, 2 * node + 2
-    cnt[node] = cnt[a] + cnt[b]
+    changed = False
     if cnt[a] and cnt[b]:
-        for j in range(d):
-            lo[node, j] = min(lo[a, j], lo[b, j])
-            hi[node, j] = max(hi[a, j], hi[b, j])
-        top[node] = max(top[a], top[b])
+        for j in range(lo.shape[1]):
+            low, high = min(lo[a, j], lo[b, j]), max(hi[a, j], hi[b, j])
+            changed = changed or low != lo[node, j] or high != hi[node, j]
+            lo[node, j], hi[node, j] = low, high
     elif cnt[a] or cnt[b]:
         c = a if cnt[a] else b
-        for j in range(d):
-            lo[node, j] = lo[c, j]
-            hi[node, j] = hi[c, j]
-        top[node] = top[c]
+        for j in range(lo.shape[1]):
+            changed = changed or lo[c, j] != lo[node, j] or hi[c, j] != hi[node, j]
+            lo[node, j], hi[node, j] = lo[c, j], hi[c, j]
+    return changed
+
+
+def _top_from_children(node, cnt, top):
+    """``node``'s largest ρ² from its live children's (left as it was when neither is
+    live)."""
+    a, b = 2 * node + 1, 2 * node + 2
+    if cnt[a] and cnt[b]:
+        top[node] = max(top[a], top[b])
+    elif cnt[a] or cnt[b]:
+        top[node] = top[a] if cnt[a] else top[b]
 
 
 def _refresh(node, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top):
-    """Recompute ``node`` and its ancestors (after one of its rows emptied)."""
+    """Recompute ``node`` and its ancestors from their rows (the reference the tests
+    hold :func:`_emptied` to)."""
     while True:
         _refresh_node(node, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
         if node == 0:
@@ -236,33 +255,9 @@ def _emptied(t, leaf, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, 
     while node:
         node = (node - 1) // 2
         cnt[node] -= 1
-        a, b = 2 * node + 1, 2 * node + 2
-        if cnt[a] and cnt[b]:
-            top[node] = max(top[a], top[b])
-        elif cnt[a] or cnt[b]:
-            top[node] = top[a] if cnt[a] else top[b]
+        _top_from_children(node, cnt, top)
         if changed:  # an emptied node changes its parent's box as well
             changed = _box_from_children(node, lo, hi, cnt) or cnt[node] == 0
-
-
-def _box_from_children(node, lo, hi, cnt):
-    """``node``'s box from its live children's, as :func:`_refresh_node` makes it (left
-    as it was when neither is live); whether it changed."""
-    a, b = 2 * node + 1, 2 * node + 2
-    if not (cnt[a] or cnt[b]):
-        return False
-    changed = False
-    for j in range(lo.shape[1]):
-        if cnt[a] and cnt[b]:
-            low, high = min(lo[a, j], lo[b, j]), max(hi[a, j], hi[b, j])
-        elif cnt[a]:
-            low, high = lo[a, j], hi[a, j]
-        else:
-            low, high = lo[b, j], hi[b, j]
-        if low != lo[node, j] or high != hi[node, j]:
-            lo[node, j], hi[node, j] = low, high
-            changed = True
-    return changed
 
 
 def _live_extreme(first, last, head, end, P, j, v, sign):
@@ -384,8 +379,8 @@ def _sum_live(X, alive, total):
 
 
 _KERNELS = ("_distance2", "_vector_distance2", "_leaf_distances", "_min_box2",
-            "_select", "_split_level", "_refresh_node", "_refresh", "_live_extreme",
-            "_box_from_children", "_emptied",
+            "_select", "_split_level", "_box_from_children", "_top_from_children",
+            "_refresh_node", "_refresh", "_live_extreme", "_emptied",
             "_refresh_all", "_insert", "_push_children", "_farthest_in_shell", "_anchor_at",
             "_subtract_group", "_sum_live")
 # Helpers that neither allocate, return nor keep an array (core.compiled's notes).

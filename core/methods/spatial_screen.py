@@ -17,11 +17,11 @@ Detection
     Blocks are found in the rows themselves (:func:`screen_layout`), not taken from the
     encoding: a run of adjacent columns, each of whose values are 0 and one s > 0 (the
     same s across the run) or 0 alone (a category none of the rows holds, as after a
-    tree is built again on the rows left), no row with two of them nonzero. Whatever put the columns
-    there, the identity above holds for them, so the screen stays a bound on the exact
-    distance; a table of numeric columns alone has none (a z-score is never 0 at every
-    row's minimum), and its screen is the one-column-per-attribute screen of before,
-    bit for bit.
+    tree is built again on the rows left), no row with two of them nonzero. Whatever
+    put the columns there, the identity above holds for them, so the screen stays a
+    bound on the exact distance; a table of numeric columns alone has none (a z-score
+    is never 0 at every row's minimum), and its screen is the one-column-per-attribute
+    screen of before, bit for bit.
 Rounding
     The tables are made in float64 and rounded to float32; beside the float32 screen's
     own bound (:func:`_screen_margin`, which bounds a block's rounded term as it does a
@@ -101,14 +101,14 @@ def _two_valued(column: np.ndarray, s: float) -> bool:
     return bool(((column == 0.0) | (column == s)).all())
 
 
-def screen_rows(rows: np.ndarray, center: np.ndarray, layout: np.ndarray) -> np.ndarray:
-    """The screen's columns of ``rows`` (float64; module notes): a kept column less the
-    centre's value, a block as its category's place in the query's table (the entry
-    after the last category for a row of none)."""
+def screen_rows(rows: np.ndarray, shifted: np.ndarray, layout: np.ndarray) -> np.ndarray:
+    """The screen's columns of ``rows`` (float64; module notes): a kept column as in
+    ``shifted`` (the rows less the centre), a block as its category's place in the
+    query's table (the entry after the last category for a row of none)."""
     out = np.empty((len(rows), len(layout)))
     for c, (first, width, offset) in enumerate(layout):
         if width == 1:
-            np.subtract(rows[:, first], center[first], out=out[:, c])
+            out[:, c] = shifted[:, first]
             continue
         nonzero = rows[:, first:first + width] != 0.0
         code = np.where(nonzero.any(axis=1), nonzero.argmax(axis=1), width)

@@ -59,13 +59,9 @@ from core.compiled import kernel
 from core.methods import atomics
 from core.methods.prefetch import prefetch
 from core.methods.spatial_index import _SLACK, _distance2, _insert, _min_box2, _vector_distance2
-from core.methods.spatial_screen import _leaf_query, _prefetch_leaf, _screen_leaf
+from core.methods.spatial_screen import _PREFETCH_FROM, _leaf_query, _prefetch_leaf, _screen_leaf
 
 __all__: list[str] = []  # kernels only; the tree they search: core.methods.spatial_tree
-
-_PREFETCH_FROM = 1 << 21  # boxes are prefetched from half as many float64 values (8 MB
-# for the two), as leaves are from this many float32 values (core.methods.spatial_screen)
-
 
 def _own(node, part, split_lo, split_hi):
     """Whether ``node`` belongs to ``part``: of the nodes ``split_lo`` to ``split_hi − 1``
@@ -78,7 +74,7 @@ def _prefetch_nodes(first, count, lo, hi, cnt, top):
     """Ask for the boxes, counts and largest ρ² of nodes ``first`` to ``first + count −
     1`` when the boxes are larger than a processor's caches: the farthest search reads
     them one level down, while it weighs their parents (module notes)."""
-    if lo.size < _PREFETCH_FROM // 2:
+    if lo.size < _PREFETCH_FROM // 2:  # half as many float64 values as the leaves' float32
         return
     d = lo.shape[1]
     for box in (lo, hi):

@@ -24,7 +24,7 @@ def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: in
     :mod:`core.methods.spatial_search`).
 
     ``Q32`` is :func:`~core.methods.spatial_index.leaf_blocks` of the rows' screen
-    columns in float32 (:func:`~core.methods.spatial_screen.screen_rows`: ``P − center``,
+    columns in float32 (:func:`~core.methods.spatial_screen.screen_rows` of ``P − center``,
     ``center`` the mean row, with each block of indicator columns kept as one column;
     ``layout`` and ``value`` are :func:`~core.methods.spatial_screen.screen_layout`'s),
     ``norm2[leaf]`` the largest |x − center|² of the
@@ -54,7 +54,7 @@ def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: in
         shifted = rows - center
         row_norm2[first:first + _STRETCH] = np.einsum("ij,ij->i", shifted, shifted)
         if len(layout) < P.shape[1]:
-            shifted = screen_rows(rows, center, layout)
+            shifted = screen_rows(rows, shifted, layout)
         with np.errstate(over="ignore", invalid="ignore"):
             Q32[leaf[first:first + _STRETCH], :, place[first:first + _STRETCH]] = shifted
     firsts = np.minimum(start[first_leaf:], max(len(P) - 1, 0))
