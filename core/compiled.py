@@ -33,7 +33,7 @@ could run stale code, give other answers or crash. The packaged application is s
 goes to a folder named by a digest of every engine file that defines kernels
 (``core/__pycache__/numba-<digest>``, or under ``NUMBA_CACHE_DIR`` when that is set):
 a change to any of them compiles everything once, and the folders of earlier digests
-are removed.
+are removed once nothing has been written to them for a day.
 
 ``MICROAGG_NO_COMPILE=1`` in the environment switches the compiled path off (every
 method then takes its numpy reference path); ``COMPILED`` says which path is in use.
@@ -46,6 +46,7 @@ import inspect
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 
 __all__ = ["COMPILED", "WITHOUT_REFCOUNTS", "kernel", "kernel_sources_digest", "numba_version"]
@@ -112,7 +113,8 @@ def kernel_sources_digest(root: Path = _ENGINE) -> str:
 def _cache_folder() -> Path:
     """Where a source installation caches its kernels (module notes). The first time a
     digest is seen, the folders of earlier digests in the engine's own ``__pycache__``
-    are removed, and so are the cache files numba keeps beside the sources by default."""
+    are removed unless written in the last day, and so are the cache files numba keeps
+    beside the sources by default."""
     name = _DIGEST_PREFIX + kernel_sources_digest(_ENGINE)
     given = os.environ.get("NUMBA_CACHE_DIR")
     if given:
@@ -120,11 +122,22 @@ def _cache_folder() -> Path:
     folder = _ENGINE / "__pycache__"
     if not (folder / name).is_dir():  # new sources: what earlier ones cached goes
         for old in folder.glob(_DIGEST_PREFIX + "*"):
-            if old.name != name:  # another process may be making this one now
+            if old.name != name and not _written_lately(old):  # a running process's stays
                 shutil.rmtree(old, ignore_errors=True)
         for old in (*_ENGINE.rglob("__pycache__/*.nbi"), *_ENGINE.rglob("__pycache__/*.nbc")):
             old.unlink(missing_ok=True)  # numba's own cache beside the sources, from before
     return folder / name
+
+
+_LATELY = 24 * 3600.0  # seconds
+
+
+def _written_lately(folder: Path) -> bool:
+    """Whether anything in ``folder`` was written in the last day: a process of the
+    sources before may still be running and caching there, and numba cannot write to a
+    folder taken away under it."""
+    since = time.time() - _LATELY
+    return any(path.stat().st_mtime > since for path in (folder, *folder.rglob("*")))
 
 
 if COMPILED and not getattr(sys, "frozen", False):

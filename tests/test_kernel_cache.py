@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -44,12 +45,18 @@ def test_the_digest_follows_every_file_that_defines_kernels(tmp_path):
     assert kernel_sources_digest(root) not in (first, changed)
 
 
-def test_earlier_digests_folders_are_removed(tmp_path, monkeypatch):
+def test_earlier_digests_folders_are_removed_once_unused(tmp_path, monkeypatch):
     root = _engine(tmp_path)
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.setattr(compiled, "_ENGINE", root)
     stale = root / "__pycache__" / "numba-0123456789abcdef"
     (stale / "sub").mkdir(parents=True)
+    (stale / "sub" / "near.nbi").write_bytes(b"")
+    two_days_ago = time.time() - 2 * 24 * 3600
+    for path in (stale / "sub" / "near.nbi", stale / "sub", stale):
+        os.utime(path, (two_days_ago, two_days_ago))
+    running = root / "__pycache__" / "numba-fedcba9876543210"  # written a minute ago
+    (running / "sub").mkdir(parents=True)
     (root / "__pycache__" / "search.cpython-311.pyc").write_bytes(b"")
     beside = root / "methods" / "__pycache__"
     beside.mkdir()
@@ -58,6 +65,7 @@ def test_earlier_digests_folders_are_removed(tmp_path, monkeypatch):
     folder = compiled._cache_folder()
     assert folder == root / "__pycache__" / f"numba-{kernel_sources_digest(root)}"
     assert not stale.exists()
+    assert running.exists()  # a process of the sources before may still cache there
     assert (root / "__pycache__" / "search.cpython-311.pyc").exists()
     assert sorted(p.name for p in beside.iterdir()) == ["search.cpython-311.pyc"]
     folder.mkdir()
