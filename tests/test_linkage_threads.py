@@ -142,8 +142,8 @@ def test_the_tree_holds_its_rows_in_tight_boxes_split_inside_them(seed, n, d, le
     points = rng.standard_normal((n, d))
     if grid:  # many ties in every attribute, and repeated rows
         points = np.round(points)
-    index, work, start, stop, left, right, split_dim, split_value, low, high, nodes = \
-        linkage_tree._build(points, leaf)
+    index, work, start, stop, left, right, split_dim, split_value, low, high, nodes, *_ = \
+        linkage_tree._build(points, (), leaf)
     np.testing.assert_array_equal(work, points[index])
     assert sorted(index.tolist()) == list(range(n))
     leaves = 0

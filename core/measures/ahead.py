@@ -18,7 +18,8 @@ from core.data.roles import Level
 from core.measures.disclosure import linkage_originals
 from core.measures.utility import mixed_moments
 
-__all__ = ["MeasuresAhead", "Work", "known_columns", "nominal_mask", "ordered_columns",
+__all__ = ["MeasuresAhead", "Work", "known_blocks", "known_columns", "nominal_mask",
+           "ordered_columns",
            "TREE_AHEAD_BYTES", "tree_bytes"]
 
 class MeasuresAhead:
@@ -51,7 +52,8 @@ class MeasuresAhead:
         self.scenario_sets = tuple(tuple(s) for s in scenario_sets)
         nominal = nominal_mask(encoding)
         columns = known_columns(encoding.X, encoding, self.scenario_sets[0])
-        self.linkage = (Work(executor, linkage_originals, columns)
+        self.linkage = (Work(executor, linkage_originals, columns,
+                             known_blocks(encoding, self.scenario_sets[0]))
                         if tree_bytes(*columns.shape) <= TREE_AHEAD_BYTES else None)
         self.moments = Work(executor, mixed_moments, encoding.values, nominal)
 
@@ -113,3 +115,16 @@ def known_columns(Z: np.ndarray, encoding: Encoding, subset) -> np.ndarray:
     """The embedded columns of the attributes ``subset`` (``Z`` itself for all of them)."""
     embedded = encoding.columns_of(subset)
     return Z if embedded == list(range(Z.shape[1])) else Z[:, embedded]
+
+
+def known_blocks(encoding: Encoding, subset) -> tuple[tuple[int, int], ...]:
+    """``(first column, width)`` of each nominal attribute of ``subset`` among
+    :func:`known_columns`' columns (record linkage's tree keeps each as one column)."""
+    blocks, at = [], 0
+    for name in subset:
+        attribute = encoding.attribute(name)
+        width = attribute.columns.stop - attribute.columns.start
+        if attribute.level is Level.NOMINAL and width >= 2:
+            blocks.append((at, width))
+        at += width
+    return tuple(blocks)

@@ -46,11 +46,14 @@ class LinkageOriginals(NamedTuple):
     tree: object
 
 
-def linkage_originals(Z_original: np.ndarray) -> LinkageOriginals:
+def linkage_originals(Z_original: np.ndarray, blocks=()) -> LinkageOriginals:
     """The distinct original rows and the search tree over them.
 
-    A function of the original alone, so it can be made ahead (on another thread) and
-    given to :func:`record_linkage`.
+    ``blocks`` are the ``(first column, width)`` of nominal attributes' indicator
+    columns, which the tree keeps as one column each where the rows fit
+    (:func:`core.measures.linkage.build_tree`; the distances are the same). A function
+    of the original alone, so it can be made ahead (on another thread) and given to
+    :func:`record_linkage`.
     """
     Z_original = np.ascontiguousarray(Z_original, dtype=np.float64)
     n = len(Z_original)
@@ -59,12 +62,12 @@ def linkage_originals(Z_original: np.ndarray) -> LinkageOriginals:
     points = (Z_original if originals.n_classes == n
               and np.array_equal(originals.first, np.arange(n)) else
               Z_original[originals.first])
-    return LinkageOriginals(originals, points, build_tree(points) if n else None)
+    return LinkageOriginals(originals, points, build_tree(points, blocks) if n else None)
 
 
 def record_linkage(Z_original: np.ndarray, Z_masked: np.ndarray, *,
                    classes: DistinctRows | None = None,
-                   originals: LinkageOriginals | None = None,
+                   originals: LinkageOriginals | None = None, blocks=(),
                    state: TaskState | None = None) -> float:
     """DLD: percent of masked records linked to their own original (ties split credit).
 
@@ -86,6 +89,10 @@ def record_linkage(Z_original: np.ndarray, Z_masked: np.ndarray, *,
         then found among the classes' first rows only. The figure is the same.
     originals : LinkageOriginals, optional
         :func:`linkage_originals` of ``Z_original``, when made ahead.
+    blocks : sequence of (int, int), optional
+        The ``(first column, width)`` of nominal attributes' indicator columns, for
+        :func:`linkage_originals` when ``originals`` is not given. The figure is the
+        same with or without them.
     state : TaskState, optional
         Progress and cancellation (the search returns to it every ~0.1 s).
 
@@ -105,7 +112,8 @@ def record_linkage(Z_original: np.ndarray, Z_masked: np.ndarray, *,
     n = len(Z_original)
     if n == 0:
         return 0.0
-    found, points, tree = linkage_originals(Z_original) if originals is None else originals
+    found, points, tree = (linkage_originals(Z_original, blocks) if originals is None
+                           else originals)
     masked = (distinct_rows(Z_masked, order="any") if classes is None else
               _merged(classes, distinct_rows(Z_masked[classes.first], order="any")))
     queries = Z_masked[masked.first]

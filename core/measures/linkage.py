@@ -30,7 +30,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from core.compiled import kernel
-from core.measures.linkage_tree import build_tree
+from core.measures.linkage_tree import build_tree, compact_rows, fits
 from core.progress import TaskState
 from core.threads import second_thread_allowed
 
@@ -115,12 +115,15 @@ def link_reference(points: np.ndarray, multiplicity: np.ndarray, queries: np.nda
 
 
 def _search(ordered, weight, start, stop, left, right, split_dim, split_value, low, high,
-            queries, bound, order, first, last, tie, nearest, tied, shell):
+            pair, queries, bound, order, first, last, tie, nearest, tied, shell):
     """Link ``queries[order[first:last]]``; returns where it stopped (``last`` if done).
 
     ``shell`` holds the squared distances of the points in the thin shell; a query with
     more shell points than it holds (exact ties of many points) stops the chunk early so
-    the caller can give a larger one.
+    the caller can give a larger one. A column with ``pair[j]`` > 0 is a nominal
+    attribute's category (:mod:`core.measures.linkage_tree`): another category adds
+    ``pair[j]`` twice, as its two indicator columns would. ``pair`` is None for numeric
+    columns alone, which numba then compiles without the categories' branches.
     """
     d = queries.shape[1]
     stack = np.zeros(256, dtype=np.int64)
@@ -146,20 +149,35 @@ def _search(ordered, weight, start, stop, left, right, split_dim, split_value, l
                 x = queries[q, j]
                 if x < low[node, j]:
                     g = low[node, j] - x
-                    box += g * g
                 elif x > high[node, j]:
                     g = x - high[node, j]
+                else:
+                    continue
+                if pair is None:
                     box += g * g
+                else:
+                    box += g * g if pair[j] == 0.0 else pair[j] + pair[j]
             if box > reach:
                 continue
             if left[node] < 0:
                 for i in range(start[node], stop[node]):
                     d2 = 0.0
-                    for j in range(d):
-                        g = queries[q, j] - ordered[i, j]
-                        d2 += g * g
-                        if d2 > outer:  # partial sums only grow: neither nearer nor tied
-                            break
+                    if pair is None:  # numeric columns alone (compiled on its own)
+                        for j in range(d):
+                            g = queries[q, j] - ordered[i, j]
+                            d2 += g * g
+                            if d2 > outer:  # partial sums only grow: neither nearer
+                                break  # nor tied
+                    else:
+                        for j in range(d):
+                            g = queries[q, j] - ordered[i, j]
+                            if pair[j] == 0.0:
+                                d2 += g * g
+                            elif g != 0.0:  # another category: the embedding's two terms
+                                d2 += pair[j]
+                                d2 += pair[j]
+                            if d2 > outer:
+                                break
                     if d2 > outer:
                         continue
                     if d2 * tie < inner:
@@ -183,6 +201,8 @@ def _search(ordered, weight, start, stop, left, right, split_dim, split_value, l
             # box's with the split attribute's term replaced by the squared gap to the
             # split, which is at least that term (the split lies inside this box), and
             # every other term can only grow in a smaller box.
+            # A category's far child holds none of the query's category unless the
+            # split is that category (its rows' categories lie beyond the split).
             dim = split_dim[node]
             x = queries[q, dim]
             term = 0.0
@@ -191,6 +211,10 @@ def _search(ordered, weight, start, stop, left, right, split_dim, split_value, l
             elif x > high[node, dim]:
                 term = (x - high[node, dim]) * (x - high[node, dim])
             gap = (x - split_value[node]) * (x - split_value[node])
+            if pair is not None:
+                if pair[dim] > 0.0:
+                    term = 0.0 if low[node, dim] <= x <= high[node, dim] else 2.0 * pair[dim]
+                    gap = 0.0 if x == split_value[node] else 2.0 * pair[dim]
             far = box - term + gap
             if x < split_value[node]:
                 stack[top], stack[top + 1] = right[node], left[node]
@@ -302,9 +326,11 @@ def link_queries(points: np.ndarray, multiplicity: np.ndarray, queries: np.ndarr
     state = state or TaskState()
     points = np.ascontiguousarray(points, dtype=np.float64)
     queries = np.ascontiguousarray(queries, dtype=np.float64)
-    if tree is None:
+    if tree is None or not fits(queries, tree[11]):  # a query unlike the points' blocks
         tree = build_tree(points)
-    index, ordered, start, stop, left, right, split_dim, split_value, low, high, _ = tree
+    (index, ordered, start, stop, left, right, split_dim, split_value, low, high, _,
+     layout, pair) = tree
+    queries = compact_rows(queries, layout)[0] if layout else queries
     weight = np.asarray(multiplicity, dtype=np.float64)[index]
     position = np.empty(len(index), dtype=np.int64)
     position[index] = np.arange(len(index))
@@ -312,7 +338,7 @@ def link_queries(points: np.ndarray, multiplicity: np.ndarray, queries: np.ndarr
     nearest = np.empty(len(queries))
     tied = np.empty(len(queries))
     search = (ordered, weight, start, stop, left, right, split_dim, split_value, low, high,
-              queries, bound, order)
+              pair if layout else None, queries, bound, order)
     stretches = _Stretches(len(queries))
     helper = None
     if len(queries) >= _TWO_THREADS_FROM and second_thread_allowed():

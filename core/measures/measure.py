@@ -87,8 +87,8 @@ from core.data.bits import same_bits
 from core.data.encoding import Encoding, encode
 from core.data.memory import MEASURING
 from core.data.roles import RoleSpec
-from core.measures.ahead import (MeasuresAhead, Work, known_columns, nominal_mask,
-                                 ordered_columns)
+from core.measures.ahead import (MeasuresAhead, Work, known_blocks, known_columns,
+                                 nominal_mask, ordered_columns)
 from core.measures.disclosure import inside_counts, linkage_originals, record_linkage
 from core.measures.scenarios import intruder_scenarios, parse_known
 from core.measures.utility import il1_mixed
@@ -367,7 +367,8 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
                        ordered_columns(qi, scenario_sets, nominal), found.inverse,
                        float(interval))
     prepared = ahead.linkage if ahead.linkage is not None else Work(
-        helpers, linkage_originals, known_columns(Z, encoding, scenario_sets[0]))
+        helpers, linkage_originals, known_columns(Z, encoding, scenario_sets[0]),
+        known_blocks(encoding, scenario_sets[0]))
     figures = []
     for number, subset in enumerate(scenario_sets):
         columns = [qi.index(c) for c in subset]
@@ -378,7 +379,8 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
         originals = prepared.result(state)
         if number + 1 < len(scenario_sets):  # the next scenario's tree, ahead
             prepared = Work(helpers, linkage_originals,
-                            known_columns(Z, encoding, scenario_sets[number + 1]))
+                            known_columns(Z, encoding, scenario_sets[number + 1]),
+                            known_blocks(encoding, scenario_sets[number + 1]))
         dld = record_linkage(known_columns(Z, encoding, subset),
                              known_columns(Z_masked, encoding, subset),
                              classes=found, originals=originals,
