@@ -341,3 +341,32 @@ def test_numeric_only_measures_are_unchanged_by_the_mixed_code():
     result = anonymize(table, roles, k=5)
     assert result.measures.il == pytest.approx(result.metrics.il, rel=1e-12)
     assert result.verification.il == pytest.approx(result.metrics.il, rel=1e-12)
+
+
+def _mostly_numbers_but_reference(series: pd.Series):
+    """Every value parsed (the level check before it parsed the distinct values once)."""
+    present = series.dropna()
+    as_number = pd.to_numeric(present, errors="coerce")
+    bad = np.flatnonzero(as_number.isna().to_numpy())
+    if len(present) and bad.size and as_number.notna().mean() > 0.5:
+        row = int(np.flatnonzero(series.notna().to_numpy())[bad[0]]) + 1
+        return row, present.iloc[bad[0]]
+    return None
+
+
+_CELLS = st.sampled_from(["12", " 7", "1e3", "-0.5", "nan", "unknown", "", "x", "٣",
+                          "0x10", "1,5", None])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_CELLS, min_size=0, max_size=40),
+       st.sampled_from([object, "string[python]", "string[pyarrow]"]),
+       st.lists(st.one_of(st.integers(-5, 5), st.floats(-1, 1), st.booleans()),
+                max_size=5))
+def test_the_level_check_parses_each_distinct_value_once_with_the_same_answer(
+        cells, dtype, objects):
+    from core.data.roles import mostly_numbers_but
+    series = pd.Series(cells, dtype=dtype)
+    assert mostly_numbers_but(series) == _mostly_numbers_but_reference(series)
+    mixed = pd.Series(list(objects) + cells, dtype=object)  # numbers, booleans, text
+    assert mostly_numbers_but(mixed) == _mostly_numbers_but_reference(mixed)

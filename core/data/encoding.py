@@ -63,7 +63,7 @@ from core.errors import MicroaggError
 from core.data.categories import group_aggregate_codes
 from core.data.memory import check_run_memory
 from core.data.prepare import centred_and_std, constant_columns, numeric_matrix
-from core.data.roles import Level, RoleSpec, is_number_column
+from core.data.roles import Level, RoleSpec, is_number_column, mostly_numbers_but
 
 __all__ = ["AttributeCoding", "Encoding", "encode", "resolve_level"]
 
@@ -263,14 +263,11 @@ def resolve_level(table: pd.DataFrame, roles: RoleSpec, column: str) -> Level:
         # A column of numbers with a stray text value ("unknown") must not silently
         # become a nominal attribute of a hundred categories. Text that is all numbers
         # (postal codes kept as "01234") is a deliberate choice of categories: nominal.
-        present = series.dropna()
-        as_number = pd.to_numeric(present, errors="coerce")
-        bad = np.flatnonzero(as_number.isna().to_numpy())
-        if len(present) and bad.size and as_number.notna().mean() > 0.5:
-            row = int(np.flatnonzero(series.notna().to_numpy())[bad[0]]) + 1
+        found = mostly_numbers_but(series)
+        if found is not None:
             raise MicroaggError(
-                f"Quasi-identifier '{column}' is not numeric (data row {row}: "
-                f"{present.iloc[bad[0]]!r}), though most of its values are numbers. "
+                f"Quasi-identifier '{column}' is not numeric (data row {found[0]}: "
+                f"{found[1]!r}), though most of its values are numbers. "
                 "Correct or recode the value, or declare the column nominal or ordinal "
                 "if it holds categories.")
     return Level.NOMINAL
