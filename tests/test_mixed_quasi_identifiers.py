@@ -201,9 +201,14 @@ def naive_aggregate(codes, level, n_categories):
 @given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 5)), min_size=1, max_size=60),
        st.sampled_from([Level.ORDINAL, Level.NOMINAL]))
 def test_group_aggregate_codes_against_a_naive_reference(pairs, level):
+    from core.data import categories
     labels = np.array([g for g, _ in pairs])
     codes = np.array([c for _, c in pairs])
     chosen = group_aggregate_codes(codes, labels, level, 6)
+    # both ways (a table of counts, sorting) give it, whichever the size picks
+    counts = np.bincount(labels)
+    for way in (categories._from_tallies, categories._from_sorted):
+        assert np.array_equal(way(codes, labels, counts, level, 6), chosen)
     for g in range(labels.max() + 1):
         members = codes[labels == g].tolist()
         if not members:
@@ -370,3 +375,49 @@ def test_the_level_check_parses_each_distinct_value_once_with_the_same_answer(
     assert mostly_numbers_but(series) == _mostly_numbers_but_reference(series)
     mixed = pd.Series(list(objects) + cells, dtype=object)  # numbers, booleans, text
     assert mostly_numbers_but(mixed) == _mostly_numbers_but_reference(mixed)
+
+
+def _codes_reference(series: pd.Series, categories: np.ndarray) -> np.ndarray:
+    """Every row looked up in the categories (the encoding's codes before)."""
+    index = pd.Index(categories, dtype=object)
+    return np.asarray(index.get_indexer(pd.Index(series.astype(object), dtype=object)),
+                      dtype=np.int64)
+
+
+_VALUES = st.one_of(st.sampled_from(["a", "b", "01", "1", "", "é"]), st.integers(-2, 2),
+                    st.sampled_from([0.0, -0.0, 1.5, 2.0, True, False]), st.none(),
+                    st.just(float("nan")))
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(_VALUES, max_size=30), st.lists(_VALUES, max_size=8),
+       st.sampled_from(["object", "string", "numbers", "categorical"]))
+def test_codes_look_up_each_distinct_value_once_with_every_rows_answer(values, extra, kind):
+    from core.data.encoding import _codes
+    series = pd.Series(values, dtype=object)
+    if kind == "string":
+        series = pd.Series([None if v is None else str(v) for v in values],
+                           dtype="string[pyarrow]")
+    elif kind == "numbers":
+        series = pd.Series([v for v in values if isinstance(v, (int, float))],
+                           dtype=np.float64)
+    elif kind == "categorical":
+        series = pd.Series([None if v is None else str(v) for v in values],
+                           dtype="category")
+    present = list(pd.unique(series.dropna()))
+    given = present[::2] + [v for v in extra if v is not None and v == v]
+    categories = pd.unique(np.asarray(given, dtype=object))  # as an encoding's: distinct
+    assert np.array_equal(_codes(series, categories), _codes_reference(series, categories))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3000), st.integers(1, 400), st.integers(1, 40), st.integers(0, 10**6),
+       st.sampled_from([Level.ORDINAL, Level.NOMINAL]))
+def test_group_aggregate_codes_count_or_sort_alike_at_size(n, groups, m, seed, level):
+    from core.data import categories
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, groups, n) * rng.integers(1, 3)  # some labels unused
+    codes = np.minimum(rng.geometric(0.3, n) - 1, m - 1)  # skewed, many ties
+    counts = np.bincount(labels)
+    assert np.array_equal(categories._from_tallies(codes, labels, counts, level, m),
+                          categories._from_sorted(codes, labels, counts, level, m))

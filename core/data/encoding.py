@@ -434,9 +434,12 @@ def _order_key(value, numbers: bool):
 
 
 def _codes(series: pd.Series, categories: np.ndarray) -> np.ndarray:
+    """Each value's place in ``categories`` (−1 outside them or missing), each distinct
+    value looked up once as the object the column holds (the codes of every row's)."""
+    rows, distinct = pd.factorize(series, use_na_sentinel=True)
     index = pd.Index(categories, dtype=object)
-    codes = index.get_indexer(pd.Index(series.astype(object), dtype=object))
-    return np.asarray(codes, dtype=np.int64)
+    places = index.get_indexer(pd.Index(np.asarray(distinct, dtype=object), dtype=object))
+    return np.append(np.asarray(places, dtype=np.int64), -1)[rows]  # −1 for missing
 
 
 def _check_codes(series: pd.Series, codes: np.ndarray, column: str, level: Level,
