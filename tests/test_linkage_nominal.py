@@ -16,6 +16,7 @@ from core.data.encoding import encode
 from core.data.roles import RoleSpec
 from core.measures.ahead import known_blocks
 from core.measures.disclosure import record_linkage
+from core.verify.rows import distinct_rows
 from tests.test_measures_scale import old_record_linkage
 
 pytestmark = pytest.mark.skipif(linkage._search_compiled is None,
@@ -66,6 +67,26 @@ def test_categories_as_one_column_give_the_full_width_figures(seed, n, spec, spa
     assert len(kept) == len(blocks)  # every block fits: it is kept as one column
     assert (record_linkage(Z, M, blocks=blocks) == record_linkage(Z, M)
             == old_record_linkage(Z, M))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 1500), st.lists(_PART, min_size=1,
+                                                                   max_size=4),
+       st.booleans())
+def test_one_masked_row_per_class_gives_the_records_figure(seed, n, spec, finer):
+    """The measures of a categorical release embed its classes' rows only
+    (``per_class``): the figure of the records' rows, whether the classes are the
+    distinct rows or a finer partition of them (records of one row in two classes)."""
+    rng = np.random.default_rng(seed)
+    Z, M, blocks = _mixed(rng, n, spec, spare=True)
+    keys = np.column_stack([M, rng.integers(0, 2, n)]) if finer else M
+    classes = distinct_rows(keys, order="sorted")
+    expected = record_linkage(Z, M, blocks=blocks)
+    assert record_linkage(Z, M, classes=classes, blocks=blocks) == expected
+    assert record_linkage(Z, M[classes.first], classes=classes, blocks=blocks,
+                          per_class=True) == expected
+    assert linkage.squared_distances(M[classes.first], Z, rows=classes.inverse).tolist() \
+        == linkage.squared_distances(M, Z).tolist()
 
 
 @settings(max_examples=60, deadline=None)

@@ -68,7 +68,7 @@ def linkage_originals(Z_original: np.ndarray, blocks=()) -> LinkageOriginals:
 def record_linkage(Z_original: np.ndarray, Z_masked: np.ndarray, *,
                    classes: DistinctRows | None = None,
                    originals: LinkageOriginals | None = None, blocks=(),
-                   state: TaskState | None = None) -> float:
+                   per_class: bool = False, state: TaskState | None = None) -> float:
     """DLD: percent of masked records linked to their own original (ties split credit).
 
     For every masked record, the original records nearest to it (squared Euclidean
@@ -87,6 +87,11 @@ def record_linkage(Z_original: np.ndarray, Z_masked: np.ndarray, *,
         (e.g. the classes of the released values they were embedded from, a finer
         partition than the distinct rows of ``Z_masked``): the distinct masked rows are
         then found among the classes' first rows only. The figure is the same.
+    per_class : bool
+        ``Z_masked`` holds one row per class of ``classes``, its records' masked row
+        (``Z_masked[classes.first]`` of the records' rows): the records' rows are not
+        made (a release of nominal attributes embeds to hundreds of columns). The
+        figure is the same.
     originals : LinkageOriginals, optional
         :func:`linkage_originals` of ``Z_original``, when made ahead.
     blocks : sequence of (int, int), optional
@@ -114,12 +119,20 @@ def record_linkage(Z_original: np.ndarray, Z_masked: np.ndarray, *,
         return 0.0
     found, points, tree = (linkage_originals(Z_original, blocks) if originals is None
                            else originals)
-    masked = (distinct_rows(Z_masked, order="any") if classes is None else
-              _merged(classes, distinct_rows(Z_masked[classes.first], order="any")))
-    queries = Z_masked[masked.first]
+    if per_class:  # the classes' rows: the queries among them, each record its class's
+        if classes is None or len(Z_masked) != classes.n_classes:
+            raise ValueError("per_class needs the classes and one masked row for each.")
+        among = distinct_rows(Z_masked, order="any")
+        masked = _merged(classes, among)
+        queries = Z_masked[among.first]
+        own = squared_distances(Z_masked, Z_original, rows=classes.inverse)
+    else:
+        masked = (distinct_rows(Z_masked, order="any") if classes is None else
+                  _merged(classes, distinct_rows(Z_masked[classes.first], order="any")))
+        queries = Z_masked[masked.first]
+        # Row i's representatives equal rows i up to the sign of a zero: same distances.
+        own = squared_distances(Z_masked, Z_original)
     own_point, query_of_record = found.inverse, masked.inverse
-    # Row i's representatives equal rows i up to the sign of a zero: same distances.
-    own = squared_distances(Z_masked, Z_original)
     bound = smallest_per_class(own, query_of_record, len(queries))
     nearest, tied = link_queries(points, found.counts, queries, bound,
                                  own_point[masked.first], tree=tree, state=state)

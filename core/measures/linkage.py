@@ -44,9 +44,19 @@ _TWO_THREADS_FROM = 4096  # queries: fewer are linked on the calling thread alon
 _FIRST_STRETCH, _SMALLEST_STRETCH = 1024, 64  # queries
 
 
-def squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """Row-wise ``Σ_j (A_ij − B_ij)²``, summed over j in order (shape (n,))."""
-    if _rows_compiled is not None and A.ndim == 2 and len(A) > 1000:
+def squared_distances(A: np.ndarray, B: np.ndarray, rows: np.ndarray | None = None
+                      ) -> np.ndarray:
+    """Row-wise ``Σ_j (A_ij − B_ij)²``, summed over j in order (shape (n,)).
+
+    With ``rows``, row i of A is ``A[rows[i]]`` (the same sums, ``A[rows]`` not made).
+    """
+    if rows is not None:
+        rows = np.asarray(rows, dtype=np.int64)
+        if _rows_of_compiled is not None and A.ndim == 2 and len(rows) > 1000:
+            return _rows_of_compiled(np.ascontiguousarray(A, dtype=np.float64), rows,
+                                     np.ascontiguousarray(B, dtype=np.float64))
+        A = A[rows]
+    elif _rows_compiled is not None and A.ndim == 2 and len(A) > 1000:
         return _rows_compiled(np.ascontiguousarray(A, dtype=np.float64),
                               np.ascontiguousarray(B, dtype=np.float64))
     diff = A - B
@@ -69,6 +79,22 @@ def _rows(A, B):
 
 
 _rows_compiled = kernel(_rows)
+
+
+def _rows_of(A, rows, B):
+    """:func:`squared_distances` of ``A[rows]`` and B in one pass."""
+    total = np.zeros(B.shape[0])
+    for i in range(B.shape[0]):
+        r = rows[i]
+        d2 = 0.0
+        for j in range(B.shape[1]):
+            g = A[r, j] - B[i, j]
+            d2 += g * g
+        total[i] = d2
+    return total
+
+
+_rows_of_compiled = kernel(_rows_of)
 
 
 def link_reference(points: np.ndarray, multiplicity: np.ndarray, queries: np.ndarray,

@@ -334,7 +334,8 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
              interval, kinds, state, helpers, ahead, classes_of=None,
              release_classes=None) -> Measures:
     """The figures of :func:`measure` from its checked, encoded inputs."""
-    Z_masked = encoding.embed(raw_masked)
+    # A categorical embedding is wide: record linkage then takes the classes' rows alone.
+    Z_masked = encoding.embed(raw_masked) if encoding.numeric else None
     nominal = nominal_mask(encoding)
     if not encoding.numeric:  # ordinal or nominal: distances to the released category
         sse = float(encoding.squared_distances(raw_masked).sum())
@@ -359,6 +360,8 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
     else:
         found = distinct_rows(keys, order="sorted")  # numbered as numpy.unique(axis=0)
     state.check()
+    if Z_masked is None:  # one row per class, its records' (record_linkage's per_class)
+        Z_masked = encoding.embed(raw_masked[found.first])
     # ID counts per attribute, shared by the scenarios, on the helpers after IL1, while
     # record linkage, the longest step, starts here (this thread makes either
     # afterwards if no helper has started it).
@@ -384,6 +387,7 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
         dld = record_linkage(known_columns(Z, encoding, subset),
                              known_columns(Z_masked, encoding, subset),
                              classes=found, originals=originals,
+                             per_class=not encoding.numeric,
                              state=state.sub(number / len(scenario_sets),
                                              (number + 1) / len(scenario_sets)))
         if not inside_done.done():  # IL1 here while the counts end, if no helper has it
