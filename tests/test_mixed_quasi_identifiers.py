@@ -421,3 +421,46 @@ def test_group_aggregate_codes_count_or_sort_alike_at_size(n, groups, m, seed, l
     counts = np.bincount(labels)
     assert np.array_equal(categories._from_tallies(codes, labels, counts, level, m),
                           categories._from_sorted(codes, labels, counts, level, m))
+
+
+def _released_series_reference(original, categories, codes):
+    """The released column made value by value (before the categories were converted
+    once)."""
+    values = categories[codes]
+    try:
+        return pd.Series(values, index=original.index, name=original.name).astype(
+            original.dtype)
+    except (TypeError, ValueError):
+        return pd.Series(values, index=original.index, name=original.name, dtype=object)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_VALUES, min_size=1, max_size=25),
+       st.sampled_from(["object", "string", "numbers", "integers", "categorical",
+                        "booleans"]), st.integers(0, 10**6))
+def test_a_released_category_column_is_the_one_made_value_by_value(values, kind, seed):
+    from core.data.categories import released_series
+    from core.data.encoding import _categories
+    if kind == "string":
+        original = pd.Series([None if v is None else str(v) for v in values],
+                             dtype="string[pyarrow]")
+    elif kind == "numbers":
+        original = pd.Series([float(v) for v in values if isinstance(v, (int, float))]
+                             or [0.5], dtype=np.float64)
+    elif kind == "integers":
+        original = pd.Series([int(v) for v in values if isinstance(v, int)] or [3])
+    elif kind == "categorical":
+        original = pd.Series([None if v is None else str(v) for v in values],
+                             dtype="category")
+    elif kind == "booleans":
+        original = pd.Series([bool(v) for v in values if v is not None] or [True])
+    else:
+        original = pd.Series(values, dtype=object)
+    original.index = original.index * 3 + 7  # a released column keeps the table's index
+    if original.dropna().empty:
+        return
+    categories = _categories(original, Level.NOMINAL, None)
+    codes = np.random.default_rng(seed).integers(0, len(categories), len(original))
+    made = released_series(original, categories, codes)
+    reference = _released_series_reference(original, categories, codes)
+    pd.testing.assert_series_equal(made, reference)

@@ -100,7 +100,19 @@ def _from_sorted(codes, labels, counts, level, n_categories) -> np.ndarray:
 
 def released_series(original: pd.Series, categories: np.ndarray,
                     codes: np.ndarray) -> pd.Series:
-    """The categories ``codes`` name, as a column of ``original``'s dtype and index."""
+    """The categories ``codes`` name, as a column of ``original``'s dtype and index.
+
+    The categories are converted to the dtype once and taken by the codes (a million
+    text values are not made one by one); where they do not convert, the values are
+    converted as a column, or kept as objects.
+    """
+    try:
+        converted = pd.array(categories, dtype=original.dtype)
+    except (TypeError, ValueError):
+        converted = None
+    if converted is not None and len(converted) == len(categories):
+        return pd.Series(converted.take(np.asarray(codes, dtype=np.int64)),
+                         index=original.index, name=original.name, dtype=original.dtype)
     values = categories[codes]
     try:
         return pd.Series(values, index=original.index, name=original.name).astype(
