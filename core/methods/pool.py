@@ -43,10 +43,24 @@ def squared_distances(rows: np.ndarray, point: np.ndarray) -> np.ndarray:
 
 
 def column_sums(rows: np.ndarray) -> np.ndarray:
-    """Sum of the rows, added one after another (a sequential, reproducible order)."""
+    """Sum of the rows, added one after another (a sequential, reproducible order).
+
+    ``numpy.add.accumulate(rows, axis=0)[-1]`` bit for bit, accumulated a block of rows
+    at a time onto the sum so far: the running sums of every row are not held (a
+    million records of 124 embedded columns made a 1 GB array for one row of it).
+    """
+    rows = np.asarray(rows)
     if len(rows) == 0:
         return np.zeros(rows.shape[1])
-    return np.add.accumulate(rows, axis=0)[-1].copy()
+    total = rows[0].copy()
+    for start in range(1, len(rows), _ROWS_PER_SUM):
+        block = rows[start:start + _ROWS_PER_SUM]
+        running = np.add.accumulate(np.concatenate([total[None, :], block]), axis=0)
+        total = running[-1].copy()
+    return total
+
+
+_ROWS_PER_SUM = 1024
 
 
 class RecordPool:
