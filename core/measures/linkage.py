@@ -50,42 +50,25 @@ def squared_distances(A: np.ndarray, B: np.ndarray, rows: np.ndarray | None = No
 
     With ``rows``, row i of A is ``A[rows[i]]`` (the same sums, ``A[rows]`` not made).
     """
-    if rows is not None:
-        rows = np.asarray(rows, dtype=np.int64)
-        if _rows_of_compiled is not None and A.ndim == 2 and len(rows) > 1000:
-            return _rows_of_compiled(np.ascontiguousarray(A, dtype=np.float64), rows,
-                                     np.ascontiguousarray(B, dtype=np.float64))
-        A = A[rows]
-    elif _rows_compiled is not None and A.ndim == 2 and len(A) > 1000:
+    if _rows_compiled is not None and A.ndim == 2 and len(B) > 1000:
         return _rows_compiled(np.ascontiguousarray(A, dtype=np.float64),
+                              np.empty(0, dtype=np.int64) if rows is None else
+                              np.asarray(rows, dtype=np.int64),
                               np.ascontiguousarray(B, dtype=np.float64))
-    diff = A - B
+    diff = (A if rows is None else A[rows]) - B
     total = np.zeros(len(diff))
     for j in range(diff.shape[1]):
         total += diff[:, j] * diff[:, j]
     return total
 
 
-def _rows(A, B):
-    """:func:`squared_distances` in one pass (the same sums in the same order)."""
-    total = np.zeros(A.shape[0])
-    for i in range(A.shape[0]):
-        d2 = 0.0
-        for j in range(A.shape[1]):
-            g = A[i, j] - B[i, j]
-            d2 += g * g
-        total[i] = d2
-    return total
-
-
-_rows_compiled = kernel(_rows)
-
-
-def _rows_of(A, rows, B):
-    """:func:`squared_distances` of ``A[rows]`` and B in one pass."""
+def _rows(A, rows, B):
+    """:func:`squared_distances` in one pass (the same sums in the same order); row i
+    of A is ``A[rows[i]]``, or ``A[i]`` when ``rows`` is empty."""
     total = np.zeros(B.shape[0])
+    gathered = rows.shape[0] > 0
     for i in range(B.shape[0]):
-        r = rows[i]
+        r = rows[i] if gathered else i
         d2 = 0.0
         for j in range(B.shape[1]):
             g = A[r, j] - B[i, j]
@@ -94,7 +77,7 @@ def _rows_of(A, rows, B):
     return total
 
 
-_rows_of_compiled = kernel(_rows_of)
+_rows_compiled = kernel(_rows)
 
 
 def link_reference(points: np.ndarray, multiplicity: np.ndarray, queries: np.ndarray,
