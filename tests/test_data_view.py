@@ -278,6 +278,10 @@ def test_a_million_rows_scroll_and_sort_without_a_stall(qtbot, qtmodeltester, mi
     view.show_frame(model)
     view.show()
     qtbot.waitExposed(view)
+    # The view's first paints are not part of what is measured: on a loaded 2-core host
+    # they held the thread for 104-122 ms at the measurement's start (two CI runs, both
+    # before any scroll or sort), where scrolling and sorting stay within 100 ms.
+    qtbot.wait(300)
     gc.collect()  # earlier tests' garbage is not part of what is measured
     clock, gaps = QElapsedTimer(), []
     clock.start()
