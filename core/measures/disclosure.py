@@ -119,19 +119,19 @@ def record_linkage(Z_original: np.ndarray, Z_masked: np.ndarray, *,
         return 0.0
     found, points, tree = (linkage_originals(Z_original, blocks) if originals is None
                            else originals)
-    if per_class:  # the classes' rows: the queries among them, each record its class's
-        if classes is None or len(Z_masked) != classes.n_classes:
-            raise ValueError("per_class needs the classes and one masked row for each.")
-        among = distinct_rows(Z_masked, order="any")
-        masked = _merged(classes, among)
-        queries = Z_masked[among.first]
-        own = squared_distances(Z_masked, Z_original, rows=classes.inverse)
-    else:
-        masked = (distinct_rows(Z_masked, order="any") if classes is None else
-                  _merged(classes, distinct_rows(Z_masked[classes.first], order="any")))
+    if per_class and (classes is None or len(Z_masked) != classes.n_classes):
+        raise ValueError("per_class needs the classes and one masked row for each.")
+    if classes is None:
+        masked = distinct_rows(Z_masked, order="any")
         queries = Z_masked[masked.first]
-        # Row i's representatives equal rows i up to the sign of a zero: same distances.
         own = squared_distances(Z_masked, Z_original)
+    else:  # the classes' rows: the queries among them, each record its class's
+        rows = Z_masked if per_class else Z_masked[classes.first]
+        among = distinct_rows(rows, order="any")
+        masked = _merged(classes, among)
+        queries = rows[among.first]
+        # A record's row equals its class's up to the sign of a zero: same distances.
+        own = squared_distances(rows, Z_original, rows=classes.inverse)
     own_point, query_of_record = found.inverse, masked.inverse
     bound = smallest_per_class(own, query_of_record, len(queries))
     nearest, tied = link_queries(points, found.counts, queries, bound,
