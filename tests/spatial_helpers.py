@@ -56,3 +56,16 @@ def nearest(tree, levels: int, q: np.ndarray, m: int) -> list[int]:
                            np.zeros(int((stop - start).max()) + 1, dtype=np.float32),
                            query_buffer(len(q)), np.zeros(4, dtype=np.int64))
     return best_id[:size].tolist()
+
+
+def farthest(tree, levels: int, q: np.ndarray, anchor: np.ndarray) -> int:
+    """The record :func:`core.methods.spatial_search._farthest_from` gives as the live
+    record of ``tree`` farthest from q (``anchor``: the point the tree's ρ² are to)."""
+    (P, screen, head, end, members, row_of, leaf_of, start, stop, first_leaf, lo, hi, cnt, top,
+     rho2) = tree
+    keys, nodes = np.zeros(len(start)), np.zeros(len(start), dtype=np.int64)
+    return int(search._farthest_from(q, anchor, first_leaf, start, head, end, members, P,
+                                     screen, lo, hi, cnt, top, keys, nodes,
+                                     np.zeros(int((stop - start).max()) + 1, dtype=np.float32),
+                                     query_buffer(len(q)), np.zeros(4, dtype=np.int64))[1])
+

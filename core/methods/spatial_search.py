@@ -59,7 +59,8 @@ from core.compiled import kernel
 from core.methods import atomics
 from core.methods.prefetch import prefetch
 from core.methods.spatial_index import _SLACK, _distance2, _insert, _min_box2, _vector_distance2
-from core.methods.spatial_screen import _PREFETCH_FROM, _leaf_query, _prefetch_leaf, _screen_leaf
+from core.methods.spatial_screen import (_PREFETCH_FROM, _block_query, _far_blocks, _leaf_query,
+                                         _near_blocks, _prefetch_leaf, _screen_leaf)
 
 __all__: list[str] = []  # kernels only; the tree they search: core.methods.spatial_tree
 
@@ -122,17 +123,27 @@ def _cell_pruned(d2, limit):
 
 
 def _push_cells(node, level, q, axis, left_hi, right_lo, offsets, cnt, stack, stack_d2,
-                node_d2, depth, limit):
+                node_d2, depth, limit, block_of, gain, shut):
     """Push the live children of ``node`` (at ``level``, cell distance ``node_d2``) that
     ``limit`` does not rule out, nearer on top; return the new depth. An entry is
-    ``child << 6 | level + 1`` with its cell's squared distance."""
+    ``child << 6 | level + 1`` with its cell's squared distance.
+
+    ``offsets`` and ``shut`` are the node's cell's (:func:`_nearest_part`). A split in a
+    block with a ``gain`` (:func:`~core.methods.spatial_screen._block_query`) adds the
+    gain to a child whose split shuts the query's category out, unless the cell had it
+    already (``shut[block]``); its offsets are not summed."""
     j = axis[node]
-    before = offsets[level, j]
-    rest = max(node_d2 - before * before, 0.0)
+    before = offsets[j]
     a, b = 2 * node + 1, 2 * node + 2
     off_a = _cell_child(node, a, q, axis, left_hi, right_lo, before)
     off_b = _cell_child(node, b, q, axis, left_hi, right_lo, before)
-    da, db = rest + off_a * off_a, rest + off_b * off_b
+    c = block_of[j]
+    if c >= 0 and gain[c] > 0.0:
+        da = node_d2 + (gain[c] if off_a > 0.0 and not shut[c] else 0.0)
+        db = node_d2 + (gain[c] if off_b > 0.0 and not shut[c] else 0.0)
+    else:
+        rest = max(node_d2 - before * before, 0.0)
+        da, db = rest + off_a * off_a, rest + off_b * off_b
     if da > db:
         a, b, da, db = b, a, db, da
     if cnt[b] and not _cell_pruned(db, limit):
@@ -168,20 +179,30 @@ def _nearest_part(q, m, taken, first_leaf, start, head, end, members, P, screen,
     published in ``shared[part]`` and the other part's, ``shared[1 − part]`` (∞ until it
     has m), prunes as well.
 
-    Depth first, nearer child first. ``offsets[level]`` holds the per-attribute offsets
-    of the cell being searched at that level: a node popped at ``level`` copies its
-    parent's (``level − 1``, still there, since every entry above it on the stack lies
-    in its own subtree or a later sibling's) and changes its split attribute.
+    Depth first, nearer child first. ``offsets`` holds the per-attribute offsets of the
+    cell last searched, and ``shut`` the blocks its splits shut the query's category out
+    of; the change each level made is logged (``axis_at``, ``was``, ``shut_at``). A node
+    popped at ``level`` undoes the changes of that level and below (its parent's cell,
+    at ``level − 1``, is on the path to the cell last searched, since every entry above
+    it on the stack lies in its own subtree or a later sibling's) and makes its own:
+    O(1) per node, where a copy of its parent's offsets was O(d).
     """
     Q32, norm2, center, axis, left_hi, right_lo = screen[:6]
     slot, fill, layout, value = screen[6], screen[8], screen[9], screen[10]
+    block_of, whole = screen[11], screen[12]
     other = 1 - part
     size = 0
     if cnt[0] == 0:
         return 0
     d = q.shape[0]
     query = _leaf_query(q, center, layout, value, q32)
-    offsets = np.zeros((stack.shape[0], d))
+    offsets, shut = np.zeros(d), np.zeros(layout.shape[0], dtype=np.bool_)
+    axis_at, shut_at = np.zeros(stack.shape[0], np.int64), np.zeros(stack.shape[0], np.int64)
+    was = np.zeros(stack.shape[0])
+    current = 0  # the level of the cell last searched
+    sums, gain = np.zeros(layout.shape[0]), np.zeros(layout.shape[0])
+    held = np.zeros(layout.shape[0], dtype=np.int64)
+    blocks = _block_query(q, layout, value, whole, sums, gain, held)
     stack[0], stack_d2[0] = 0, 0.0
     depth = 1
     while depth:
@@ -193,17 +214,28 @@ def _nearest_part(q, m, taken, first_leaf, start, head, end, members, P, screen,
         if _cell_pruned(stack_d2[depth], limit) or not _own(node, part, split_lo, split_hi):
             continue
         if level:
+            while current >= level:  # back to the parent's cell
+                offsets[axis_at[current]] = was[current]
+                if shut_at[current] >= 0:
+                    shut[shut_at[current]] = False
+                current -= 1
             parent = (node - 1) // 2
-            for j in range(d):
-                offsets[level, j] = offsets[level - 1, j]
-            offsets[level, axis[parent]] = _cell_child(parent, node, q, axis, left_hi,
-                                                       right_lo, offsets[level - 1,
-                                                                         axis[parent]])
+            j = axis[parent]
+            axis_at[level], was[level], shut_at[level] = j, offsets[j], -1
+            offsets[j] = _cell_child(parent, node, q, axis, left_hi, right_lo, offsets[j])
+            c = block_of[j]
+            if c >= 0 and offsets[j] > 0.0 and not shut[c]:
+                shut[c], shut_at[level] = True, c
+            current = level
         if node < first_leaf:
             depth = _push_cells(node, level, q, axis, left_hi, right_lo, offsets, cnt, stack,
-                                stack_d2, stack_d2[depth], depth, limit)
+                                stack_d2, stack_d2[depth], depth, limit, block_of, gain, shut)
             continue
-        if _min_box2(lo, hi, node, q) > limit:
+        if blocks:
+            if _cell_pruned(_near_blocks(lo, hi, node, q, layout, value, whole, sums, held),
+                            limit):
+                continue
+        elif _min_box2(lo, hi, node, q) > limit:
             continue
         s, leaf = start[node], node - first_leaf
         _prefetch_leaf(Q32, leaf)
@@ -233,10 +265,21 @@ def _nearest_part(q, m, taken, first_leaf, start, head, end, members, P, screen,
     return size
 
 
-def _far_bound(node, q, reflected, spread, scale, lo, hi, cnt, top):
-    """Upper bound on |x − q|² over the live rows of ``node`` (−inf when it has none)."""
+def _far_bound(node, q, reflected, spread, scale, lo, hi, cnt, top, blocks, screen, sums,
+               sums_b, held):
+    """Upper bound on |x − q|² over the live rows of ``node`` (−inf when it has none).
+    With ``blocks``, the box's terms are
+    :func:`~core.methods.spatial_screen._far_blocks`' (``sums``/``sums_b``: the block
+    sums of q and of ``reflected``)."""
     if cnt[node] == 0:
         return -np.inf
+    if blocks:
+        box, near = _far_blocks(node, q, reflected, screen[9], screen[10], screen[12], sums,
+                                sums_b, held, lo, hi)
+        box += _SLACK * box + 1e-300
+        reflection = 2.0 * top[node] + spread - near
+        reflection += _SLACK * (2.0 * top[node] + spread + near + scale)
+        return min(box, reflection)
     # In one pass over the box: the squared distance to its corner farthest from q, and
     # _min_box2(lo, hi, node, reflected) (the same sum in the same order).
     box, near = 0.0, 0.0
@@ -316,6 +359,11 @@ def _farthest_part(q, anchor, first_leaf, start, head, end, members, P, screen, 
     reflected = 2.0 * anchor - q
     spread = 2.0 * _vector_distance2(anchor, q)
     scale = _vector_distance2(reflected, np.zeros_like(q))
+    sums, sums_b, gain = (np.zeros(layout.shape[0]), np.zeros(layout.shape[0]),
+                          np.zeros(layout.shape[0]))
+    held, spare = np.zeros(layout.shape[0], np.int64), np.zeros(layout.shape[0], np.int64)
+    _block_query(reflected, layout, value, screen[12], sums_b, gain, spare)
+    blocks = _block_query(q, layout, value, screen[12], sums, gain, held)
     best_row, best_record, best = -1, -1, -1.0
     size = _heap_push(keys, nodes, 0, np.inf, 0) if cnt[0] else 0
     while size:
@@ -332,8 +380,10 @@ def _farthest_part(q, anchor, first_leaf, start, head, end, members, P, screen, 
                 a = b
             elif not _own(b, part, split_lo, split_hi):
                 b = a
-            da = _far_bound(a, q, reflected, spread, scale, lo, hi, cnt, top)
-            db = _far_bound(b, q, reflected, spread, scale, lo, hi, cnt, top)
+            da = _far_bound(a, q, reflected, spread, scale, lo, hi, cnt, top, blocks, screen,
+                            sums, sums_b, held)
+            db = _far_bound(b, q, reflected, spread, scale, lo, hi, cnt, top, blocks, screen,
+                            sums, sums_b, held)
             if db > da:
                 a, b, da, db = b, a, db, da
             if b != a and cnt[b] and db >= limit:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.methods import spatial_index as index
-from core.methods.spatial_screen import screen_layout, screen_rows
+from core.methods.spatial_screen import block_index, screen_layout, screen_rows
 
 __all__ = ["row_tree", "reindex", "screen_blocks", "cell_splits"]
 
@@ -20,8 +20,8 @@ _STRETCH = 65_536  # rows shifted at a time by screen_blocks
 def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: int,
                   lo: np.ndarray, hi: np.ndarray):
     """``(Q32, norm2, center, axis, left_hi, right_lo, slot, place, fill, layout,
-    value)``: what the searches read besides the live boxes (module notes of
-    :mod:`core.methods.spatial_search`).
+    value, block_of, whole)``: what the searches read besides the live boxes (module
+    notes of :mod:`core.methods.spatial_search`).
 
     ``Q32`` is :func:`~core.methods.spatial_index.leaf_blocks` of the rows' screen
     columns in float32 (:func:`~core.methods.spatial_screen.screen_rows` of ``P − center``,
@@ -38,7 +38,8 @@ def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: in
     (``spatial_search._vacate``): the leaf starting at row s holds row ``slot[s + i]``
     at place i, ``place[t]`` is row t's place, and only the first ``fill[leaf]`` places
     can hold a live row. As built, every row is at its own place and every place is
-    filled.
+    filled. The last two are :func:`~core.methods.spatial_screen.block_index`'s, for the
+    block bounds.
     """
     center = P.mean(axis=0) if len(P) else np.zeros(P.shape[1])
     first_leaf = (1 << levels) - 1
@@ -63,8 +64,8 @@ def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: in
     if not (np.isfinite(norm2).all() and norm2.max(initial=0.0) <= 1e30):
         norm2 = np.full(len(sizes), np.inf)
     slot = np.arange(len(P), dtype=np.int64)
-    return (Q32, norm2, center) + cell_splits(lo, hi) + (slot, place, sizes.copy(), layout,
-                                                         value)
+    return (Q32, norm2, center) + cell_splits(lo, hi) + (
+        slot, place, sizes.copy(), layout, value) + block_index(P, layout)
 
 
 def cell_splits(lo: np.ndarray, hi: np.ndarray):
