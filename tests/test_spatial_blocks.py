@@ -144,9 +144,11 @@ def _covers(node, t, tree) -> bool:
 def test_a_block_is_whole_only_when_every_row_holds_a_category():
     rng = np.random.default_rng(3)
     X = _nominal(rng, 500, 0.0, 1)
-    layout, _ = screen.screen_layout(X, X.min(axis=0), X.max(axis=0))
-    _, whole = screen.block_index(X, layout)
+    layout, _, whole = screen.screen_layout(X, X.min(axis=0), X.max(axis=0))
+    assert layout[:, 1].tolist() == [1, 2, 6, 13]
     assert whole.tolist() == [False, True, True, True]  # the numeric column is kept
     X[7, 9:] = 0.0  # row 7 holds none of the last attribute's categories
-    _, whole = screen.block_index(X, layout)
+    layout, _, whole = screen.screen_layout(X, X.min(axis=0), X.max(axis=0))
+    assert layout[:, 1].tolist() == [1, 2, 6, 13]
     assert whole.tolist() == [False, True, True, False]
+    assert screen.block_columns(layout, 22).tolist() == [-1] + [1] * 2 + [2] * 6 + [3] * 13

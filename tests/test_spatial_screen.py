@@ -17,7 +17,7 @@ from core.data.roles import Level, RoleSpec
 
 
 def _blocks(X: np.ndarray) -> list[tuple[int, int]]:
-    layout, _ = screen.screen_layout(X, X.min(axis=0), X.max(axis=0))
+    layout, _, _ = screen.screen_layout(X, X.min(axis=0), X.max(axis=0))
     return [(int(first), int(width)) for first, width, _ in layout if width > 1]
 
 
@@ -68,7 +68,7 @@ def test_columns_that_are_not_indicators_are_kept_as_they_are():
     X[1] = 1.0  # a row with two indicators set
     assert _blocks(np.abs(X)) == []
     numeric = rng.normal(size=(400, 5))
-    layout, _ = screen.screen_layout(numeric, numeric.min(axis=0), numeric.max(axis=0))
+    layout, _, _ = screen.screen_layout(numeric, numeric.min(axis=0), numeric.max(axis=0))
     assert layout[:, 1].tolist() == [1] * 5 and layout[:, 0].tolist() == list(range(5))
 
 

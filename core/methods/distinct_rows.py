@@ -3,8 +3,10 @@
 Identical records are stored once in :mod:`core.methods.spatial_index`, with the queue
 of their record numbers in input order. Rows are hashed (FNV-style over their bit
 patterns, ``−0.0`` read as ``0.0``), sorted by hash with a stable sort, and every run of
-equal hashes is split into runs of equal rows by comparing the bits, so a collision
-never merges different rows.
+equal hashes is split into runs of equal rows by comparing the values, so a collision
+never merges different rows. The table is read where it lies: a copy of it and of its
+bits would be two more arrays of its size (2 GB for a million records of 124 embedded
+columns) while the index is built.
 """
 
 from __future__ import annotations
@@ -16,12 +18,10 @@ from core.compiled import kernel
 __all__ = ["distinct_rows"]
 
 
-def _group_rows(bits, order):
-    """Split runs of equal hashes into runs of equal rows, keeping input order inside.
-
-    ``bits`` holds each row's bit patterns and, in its last column, the row's hash.
-    """
-    n, d = bits.shape[0], bits.shape[1] - 1
+def _group_rows(X, hashes, order):
+    """Split runs of equal hashes into runs of equal rows (every value ``==``: −0.0
+    and 0.0 alike, as the hash reads them), keeping input order inside."""
+    n, d = X.shape[0], X.shape[1]
     row_of = np.empty(n, np.int64)
     members = np.empty(n, np.int64)
     starts = np.empty(n + 1, np.int64)
@@ -31,7 +31,7 @@ def _group_rows(bits, order):
     reps = np.empty(n, np.int64)
     while a < n:
         b = a + 1
-        while b < n and bits[order[b], d] == bits[order[a], d]:
+        while b < n and hashes[order[b]] == hashes[order[a]]:
             b += 1
         n_reps = 0
         for i in range(a, b):
@@ -39,7 +39,7 @@ def _group_rows(bits, order):
             for r in range(n_reps):
                 same = True
                 for j in range(d):
-                    if bits[order[i], j] != bits[reps[r], j]:
+                    if X[order[i], j] != X[reps[r], j]:
                         same = False
                         break
                 if same:
@@ -64,14 +64,20 @@ def _group_rows(bits, order):
     return members, starts[:rows + 1].copy(), row_of
 
 
-def _hash(bits):
-    n, d = bits.shape[0], bits.shape[1] - 1
+def _hash(bits, hashes):
+    """Each row's hash from the bit patterns of its values (``bits``: the table viewed
+    as uint64), −0.0 read as 0.0."""
+    n, d = bits.shape[0], bits.shape[1]
+    minus_zero = np.uint64(1) << np.uint64(63)
     for i in range(n):
         h = np.uint64(1469598103934665603)
         for j in range(d):
-            h = (h ^ bits[i, j]) * np.uint64(1099511628211)
+            b = bits[i, j]
+            if b == minus_zero:
+                b = np.uint64(0)
+            h = (h ^ b) * np.uint64(1099511628211)
             h ^= h >> np.uint64(29)
-        bits[i, d] = h
+        hashes[i] = h
 
 
 for _name in ("_group_rows", "_hash"):
@@ -87,9 +93,8 @@ def distinct_rows(X: np.ndarray):
     ``members[starts[u]:starts[u + 1]]`` in input order, and ``row_of[i]`` is record i's
     distinct row. ``−0.0`` and ``0.0`` count as equal (their distances are equal).
     """
-    X = np.ascontiguousarray(X, dtype=np.float64) + 0.0  # −0.0 becomes 0.0
-    bits = np.empty((len(X), X.shape[1] + 1), dtype=np.uint64)
-    bits[:, :-1] = X.view(np.uint64)
-    _hash(bits)
-    order = np.argsort(bits[:, -1], kind="stable")
-    return _group_rows(bits, order)
+    X = np.ascontiguousarray(X, dtype=np.float64)  # read in place: no copy of the table
+    hashes = np.empty(len(X), dtype=np.uint64)
+    _hash(X.view(np.uint64), hashes)
+    order = np.argsort(hashes, kind="stable")
+    return _group_rows(X, hashes, order)

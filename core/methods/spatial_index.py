@@ -223,8 +223,7 @@ def _emptied(t, leaf, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, 
     Only an attribute in which t held the leaf's smallest (largest) live value needs
     the leaf's rows again, and only until another live row holds that value; an
     ancestor's box is made again from its children's only while the box below it
-    changed, and an attribute in which one live row of the leaf (the first) holds t's
-    value keeps its extremes without a read of the others. The indicator columns of a nominal attribute are 0 in most rows, so a box
+    changed. The indicator columns of a nominal attribute are 0 in most rows, so a box
     over 124 embedded columns is kept in about one read per column, where recomputing
     read every live row of the leaf in each column and both children of every
     ancestor. The values kept are the minima and maxima of the same rows; a bound read
@@ -236,13 +235,8 @@ def _emptied(t, leaf, first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, 
         top[leaf] = -1.0
     else:
         first, last = start[leaf], stop[leaf]
-        held = first  # a live row of the leaf: where it holds v, v stays the extreme
-        while head[held] >= end[held]:
-            held += 1
         for j in range(P.shape[1]):
             v = P[t, j]
-            if v == P[held, j]:
-                continue
             if v == lo[leaf, j]:
                 lo[leaf, j] = _live_extreme(first, last, head, end, P, j, v, 1.0)
                 changed = changed or lo[leaf, j] != v

@@ -31,7 +31,7 @@ Block bounds
     also taken as the least (or, for the farthest search, the most) of
     ``A + s·(s − 2·q_c)`` over the categories c its live rows hold (those whose column's
     largest live value is s), and A, a row of none, unless every row holds a category
-    (:func:`block_index`); the searches keep the larger (smaller) of the two terms. A
+    (:func:`screen_layout`'s ``whole``); the searches keep the larger (smaller) of the two terms. A
     cell (the nearest search's incremental bound) knows only the splits above it: for a
     query holding one category of a block whose rows all hold one, a split that shuts
     out the query's category, or shuts the cell in one other, leaves every row of the
@@ -54,7 +54,7 @@ import numpy as np
 from core.compiled import kernel
 from core.methods.prefetch import prefetch
 
-__all__ = ["screen_layout", "block_index", "query_buffer", "screen_rows"]
+__all__ = ["screen_layout", "block_columns", "query_buffer", "screen_rows"]
 
 _PREFETCH_FROM = 1 << 21  # float32 values in the screen (8 MB): leaves are prefetched
 
@@ -67,37 +67,42 @@ def query_buffer(d: int) -> np.ndarray:
 
 
 def screen_layout(P: np.ndarray, low: np.ndarray, high: np.ndarray):
-    """``(layout, value)`` of the screen's columns for the rows ``P`` (module notes).
+    """``(layout, value, whole)`` of the screen's columns for the rows ``P`` (module
+    notes).
 
     ``layout[c]`` is ``(first column, width, table offset)``: width 1 for a column kept
     as it is (offset unused), w ≥ 2 for a block of w indicator columns whose table of
     w + 1 entries starts at ``offset`` in the query buffer (after the screen's
-    columns). ``value[c]`` is the block's s (0 for a block of zeros). ``low``/``high``
-    are the columns' smallest and largest values (the root's box): only a column whose
-    smallest value is 0 can be in a block.
+    columns). ``value[c]`` is the block's s (0 for a block of zeros), ``whole[c]``
+    whether every row holds one of its categories (a row of none, a code the encoding
+    did not know, clears it; for the block bounds). ``low``/``high`` are the columns'
+    smallest and largest values (the root's box): only a column whose smallest value is
+    0 can be in a block. Rows only ever leave an index, so what holds of every row when
+    it is built holds of its live rows to the end.
     """
     d = P.shape[1]
     candidate = low == 0.0  # a column of zeros, or of zeros and its largest value
-    blocks: list[tuple[int, int, float]] = []
+    two, before = np.zeros(d, dtype=np.bool_), np.zeros(d, dtype=np.int64)
+    _column_facts(P, high, candidate, two, before)
+    found: list[tuple[int, int, float, bool]] = []
     j = 0
     while j < d:
-        if not candidate[j] or not _two_valued(P[:, j], high[j]):
+        if not two[j]:
             j += 1
             continue
-        s, used, stop = high[j], P[:, j] != 0.0, j + 1
-        while stop < d and candidate[stop]:
+        s, stop = high[j], j + 1
+        while stop < d and two[stop]:
             h = high[stop]  # 0 for a column of zeros, which joins any block
-            if h != 0.0 and s != 0.0 and h != s:
+            # before[stop] >= j: a row holds a category in the block and in column stop
+            if (h != 0.0 and s != 0.0 and h != s) or before[stop] >= j:
                 break
-            column = P[:, stop]
-            nonzero = column != 0.0
-            if not _two_valued(column, h) or (nonzero & used).any():
-                break
-            s, used = s or h, used | nonzero
+            s = s or h
             stop += 1
         if stop - j >= 2:
-            blocks.append((j, stop - j, s))
+            found.append((j, stop - j, s, _every_row_holds(P, j, stop - j)))
         j = stop
+    blocks = [(first, width, s) for first, width, s, _ in found]
+    flags = iter([w for _, _, _, w in found])
     rows, value, at, b = [], [], 0, 0
     columns = d - sum(w - 1 for _, w, _ in blocks)
     offset = columns
@@ -112,31 +117,49 @@ def screen_layout(P: np.ndarray, low: np.ndarray, high: np.ndarray):
             rows.append((at, 1, 0))
             value.append(0.0)
             at += 1
-    return np.array(rows, dtype=np.int64).reshape(-1, 3), np.array(value, dtype=np.float64)
+    return (np.array(rows, dtype=np.int64).reshape(-1, 3), np.array(value, dtype=np.float64),
+            np.array([width > 1 and next(flags) for _, width, _ in rows], dtype=np.bool_))
 
 
-def block_index(P: np.ndarray, layout: np.ndarray):
-    """``(block_of, whole)`` for the block bounds (module notes): ``block_of[j]`` is the
-    screen column (:func:`screen_layout`'s ``layout`` entry) of the block holding
-    column j, −1 for a kept column; ``whole[c]`` whether every row of ``P`` holds one of
-    block c's categories (a row of none, a code the encoding did not know, clears it).
-    Rows only ever leave an index, so what holds of every row when it is built holds of
-    its live rows to the end."""
-    block_of = np.full(P.shape[1], -1, dtype=np.int64)
-    whole = np.zeros(len(layout), dtype=np.bool_)
+def block_columns(layout: np.ndarray, d: int) -> np.ndarray:
+    """``block_of[j]``: the screen column (``layout`` entry) of the block holding column
+    j of ``d``, −1 for a kept column (the block bounds, module notes)."""
+    block_of = np.full(d, -1, dtype=np.int64)
     for c, (first, width, _) in enumerate(layout):
-        if width == 1:
-            continue
-        block_of[first:first + width] = c
-        held = np.zeros(len(P), dtype=bool)
+        if width > 1:
+            block_of[first:first + width] = c
+    return block_of
+
+
+def _column_facts(P, high, candidate, two, before):
+    """In one pass over the rows as they lie: ``two[j]``, whether every value of a
+    ``candidate`` column j is 0 or ``high[j]``; ``before[j]``, the largest column
+    k < j in which a row that is nonzero in column j is nonzero too (−1: none)."""
+    for j in range(P.shape[1]):
+        two[j], before[j] = candidate[j], -1
+    for i in range(P.shape[0]):
+        last = -1
+        for j in range(P.shape[1]):
+            v = P[i, j]
+            if v != 0.0:
+                if two[j] and v != high[j]:
+                    two[j] = False
+                if last > before[j]:
+                    before[j] = last
+                last = j
+
+
+def _every_row_holds(P, first, width):
+    """Whether every row is nonzero in one of columns ``first`` to ``first + width − 1``."""
+    for i in range(P.shape[0]):
+        held = False
         for j in range(first, first + width):
-            held |= P[:, j] != 0.0
-        whole[c] = bool(held.all())
-    return block_of, whole
-
-
-def _two_valued(column: np.ndarray, s: float) -> bool:
-    return bool(((column == 0.0) | (column == s)).all())
+            if P[i, j] != 0.0:
+                held = True
+                break
+        if not held:
+            return False
+    return True
 
 
 def screen_rows(rows: np.ndarray, shifted: np.ndarray, layout: np.ndarray) -> np.ndarray:
@@ -347,8 +370,8 @@ def _prefetch_leaf(Q32, leaf):
 
 
 # None of these allocates, returns or keeps an array (core.compiled's notes).
-for _name in ("_leaf_distances32", "_screen_query", "_leaf_query", "_block_query",
-              "_block_error", "_near_blocks", "_far_blocks", "_screen_margin",
+for _name in ("_column_facts", "_every_row_holds", "_leaf_distances32", "_screen_query", "_leaf_query",
+              "_block_query", "_block_error", "_near_blocks", "_far_blocks", "_screen_margin",
               "_screen_leaf", "_prefetch_leaf"):
     _compiled = kernel(globals()[_name], refcounts=False)
     if _compiled is not None:

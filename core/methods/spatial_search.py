@@ -196,12 +196,13 @@ def _nearest_part(q, m, taken, first_leaf, start, head, end, members, P, screen,
         return 0
     d = q.shape[0]
     query = _leaf_query(q, center, layout, value, q32)
-    offsets, shut = np.zeros(d), np.zeros(layout.shape[0], dtype=np.bool_)
-    axis_at, shut_at = np.zeros(stack.shape[0], np.int64), np.zeros(stack.shape[0], np.int64)
-    was = np.zeros(stack.shape[0])
+    nb, levels = layout.shape[0], stack.shape[0]  # two allocations for the search's state
+    floats, ints = np.zeros(d + 2 * nb + levels), np.zeros(2 * nb + 2 * levels, np.int64)
+    offsets, sums, gain, was = (floats[:d], floats[d:d + nb], floats[d + nb:d + 2 * nb],
+                                floats[d + 2 * nb:])
+    held, shut, axis_at, shut_at = (ints[:nb], ints[nb:2 * nb], ints[2 * nb:2 * nb + levels],
+                                    ints[2 * nb + levels:])
     current = 0  # the level of the cell last searched
-    sums, gain = np.zeros(layout.shape[0]), np.zeros(layout.shape[0])
-    held = np.zeros(layout.shape[0], dtype=np.int64)
     blocks = _block_query(q, layout, value, whole, sums, gain, held)
     stack[0], stack_d2[0] = 0, 0.0
     depth = 1
@@ -217,7 +218,7 @@ def _nearest_part(q, m, taken, first_leaf, start, head, end, members, P, screen,
             while current >= level:  # back to the parent's cell
                 offsets[axis_at[current]] = was[current]
                 if shut_at[current] >= 0:
-                    shut[shut_at[current]] = False
+                    shut[shut_at[current]] = 0
                 current -= 1
             parent = (node - 1) // 2
             j = axis[parent]
@@ -225,7 +226,7 @@ def _nearest_part(q, m, taken, first_leaf, start, head, end, members, P, screen,
             offsets[j] = _cell_child(parent, node, q, axis, left_hi, right_lo, offsets[j])
             c = block_of[j]
             if c >= 0 and offsets[j] > 0.0 and not shut[c]:
-                shut[c], shut_at[level] = True, c
+                shut[c], shut_at[level] = 1, c
             current = level
         if node < first_leaf:
             depth = _push_cells(node, level, q, axis, left_hi, right_lo, offsets, cnt, stack,
@@ -265,23 +266,9 @@ def _nearest_part(q, m, taken, first_leaf, start, head, end, members, P, screen,
     return size
 
 
-def _far_bound(node, q, reflected, spread, scale, lo, hi, cnt, top, blocks, screen, sums,
-               sums_b, held):
-    """Upper bound on |x − q|² over the live rows of ``node`` (−inf when it has none).
-    With ``blocks``, the box's terms are
-    :func:`~core.methods.spatial_screen._far_blocks`' (``sums``/``sums_b``: the block
-    sums of q and of ``reflected``)."""
-    if cnt[node] == 0:
-        return -np.inf
-    if blocks:
-        box, near = _far_blocks(node, q, reflected, screen[9], screen[10], screen[12], sums,
-                                sums_b, held, lo, hi)
-        box += _SLACK * box + 1e-300
-        reflection = 2.0 * top[node] + spread - near
-        reflection += _SLACK * (2.0 * top[node] + spread + near + scale)
-        return min(box, reflection)
-    # In one pass over the box: the squared distance to its corner farthest from q, and
-    # _min_box2(lo, hi, node, reflected) (the same sum in the same order).
+def _far_box(node, q, reflected, lo, hi):
+    """In one pass over the box: the squared distance to its corner farthest from q, and
+    ``_min_box2(lo, hi, node, reflected)`` (the same sum in the same order)."""
     box, near = 0.0, 0.0
     for j in range(q.shape[0]):
         low, high = lo[node, j], hi[node, j]
@@ -290,6 +277,25 @@ def _far_bound(node, q, reflected, spread, scale, lo, hi, cnt, top, blocks, scre
         box += far * far
         diff = max(low - reflected[j], reflected[j] - high, 0.0)
         near += diff * diff
+    return box, near
+
+
+def _far_bound(node, q, reflected, spread, scale, lo, hi, cnt, top, blocks, screen, sums,
+               sums_b, held):
+    """Upper bound on |x − q|² over the live rows of ``node`` (−inf when it has none):
+    the smaller of its box's farthest corner and the reflection bound, both from
+    :func:`_far_box`, or with ``blocks`` from
+    :func:`~core.methods.spatial_screen._far_blocks` (``sums``/``sums_b``: the block
+    sums of q and of ``reflected``). The box's sum over the columns in order never falls
+    below a row's own rounded distance; the blocks' is widened by the relative margin."""
+    if cnt[node] == 0:
+        return -np.inf
+    if blocks:
+        box, near = _far_blocks(node, q, reflected, screen[9], screen[10], screen[12], sums,
+                                sums_b, held, lo, hi)
+        box += _SLACK * box + 1e-300
+    else:
+        box, near = _far_box(node, q, reflected, lo, hi)
     reflection = 2.0 * top[node] + spread - near
     reflection += _SLACK * (2.0 * top[node] + spread + near + scale)
     return min(box, reflection)
@@ -359,9 +365,10 @@ def _farthest_part(q, anchor, first_leaf, start, head, end, members, P, screen, 
     reflected = 2.0 * anchor - q
     spread = 2.0 * _vector_distance2(anchor, q)
     scale = _vector_distance2(reflected, np.zeros_like(q))
-    sums, sums_b, gain = (np.zeros(layout.shape[0]), np.zeros(layout.shape[0]),
-                          np.zeros(layout.shape[0]))
-    held, spare = np.zeros(layout.shape[0], np.int64), np.zeros(layout.shape[0], np.int64)
+    nb = layout.shape[0]
+    floats, ints = np.zeros(3 * nb), np.zeros(2 * nb, np.int64)
+    sums, sums_b, gain, held, spare = (floats[:nb], floats[nb:2 * nb], floats[2 * nb:],
+                                       ints[:nb], ints[nb:])
     _block_query(reflected, layout, value, screen[12], sums_b, gain, spare)
     blocks = _block_query(q, layout, value, screen[12], sums, gain, held)
     best_row, best_record, best = -1, -1, -1.0
@@ -418,7 +425,7 @@ def _farthest_part(q, anchor, first_leaf, start, head, end, members, P, screen, 
 # (core.compiled's notes).
 _ALLOCATING = frozenset({"_nearest_part", "_nearest", "_farthest_part", "_farthest_from"})
 for _name in ("_own", "_prefetch_nodes", "_vacate", "_cell_child", "_cell_pruned",
-              "_push_cells",
+              "_push_cells", "_far_box",
               "_nearest_part", "_nearest", "_far_bound", "_heap_push", "_heap_pop",
               "_farthest_part", "_farthest_from"):
     _compiled = kernel(globals()[_name],  # in dependency order, as in spatial_index

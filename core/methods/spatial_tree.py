@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.methods import spatial_index as index
-from core.methods.spatial_screen import block_index, screen_layout, screen_rows
+from core.methods.spatial_screen import block_columns, screen_layout, screen_rows
 
 __all__ = ["row_tree", "reindex", "screen_blocks", "cell_splits"]
 
@@ -38,14 +38,14 @@ def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: in
     (``spatial_search._vacate``): the leaf starting at row s holds row ``slot[s + i]``
     at place i, ``place[t]`` is row t's place, and only the first ``fill[leaf]`` places
     can hold a live row. As built, every row is at its own place and every place is
-    filled. The last two are :func:`~core.methods.spatial_screen.block_index`'s, for the
-    block bounds.
+    filled. The last two are for the block bounds:
+    :func:`~core.methods.spatial_screen.block_columns` and ``screen_layout``'s ``whole``.
     """
     center = P.mean(axis=0) if len(P) else np.zeros(P.shape[1])
     first_leaf = (1 << levels) - 1
     sizes = stop[first_leaf:] - start[first_leaf:]
     leaf, place = index.leaf_places(start, stop, levels)
-    layout, value = screen_layout(P, lo[0], hi[0])
+    layout, value, whole = screen_layout(P, lo[0], hi[0])
     # P − center a stretch of rows at a time (never a whole copy of P): its squared
     # norms and the float32 blocks of its screen columns.
     Q32 = np.zeros((len(sizes), len(layout), int(sizes.max())), dtype=np.float32)
@@ -65,7 +65,7 @@ def screen_blocks(P: np.ndarray, start: np.ndarray, stop: np.ndarray, levels: in
         norm2 = np.full(len(sizes), np.inf)
     slot = np.arange(len(P), dtype=np.int64)
     return (Q32, norm2, center) + cell_splits(lo, hi) + (
-        slot, place, sizes.copy(), layout, value) + block_index(P, layout)
+        slot, place, sizes.copy(), layout, value, block_columns(layout, P.shape[1]), whole)
 
 
 def cell_splits(lo: np.ndarray, hi: np.ndarray):

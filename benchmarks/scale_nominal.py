@@ -1,0 +1,116 @@
+"""Exact MDAV and CBFS on tables of nominal quasi-identifiers: this checkout beside an
+earlier commit's code, on the same tables in the same run.
+
+    python benchmarks/scale_nominal.py [--quick] [--before REV]
+
+The tables are ``bench_estimate.NOMINAL_TABLES`` (``census``: age, education, sex,
+marital status, region and occupation, 59 embedded columns; ``five-nominal``: two
+numbers and five nominal attributes of 2 to 50 categories, 124 columns; ...), embedded
+as a run embeds them (:meth:`core.data.encoding.Encoding.embed`), k = 5, the searches on
+two threads where the machine has two processors. ``before`` is REV's code (by default
+the commit before the spatial index bounded a nominal attribute's block as one
+attribute), checked out in a temporary git worktree; each run, before or after, is a
+fresh process on the same table (saved once), the two alternated, and the faster of two
+runs of each is shown. Every row checks that the two give the same labels. Without git,
+only this checkout is timed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+BEFORE = "a45eff4"  # the last commit before the block bounds
+_RUN = """
+import sys, time
+sys.path.insert(0, {root!r})
+import numpy as np
+from core.methods.heuristics import fixed_size
+X = np.load({table!r})
+fixed_size(X[:2000], k=5, first={method!r})  # compile, or load the cache, first
+began = time.perf_counter()
+labels = fixed_size(X, k=5, first={method!r})
+print(time.perf_counter() - began)
+np.save({out!r}, labels)
+"""
+
+
+def _table(n: int, name: str) -> np.ndarray:
+    from benchmarks.bench_estimate import nominal_frame
+    from core.data.encoding import encode
+
+    table, roles = nominal_frame(n, name)
+    encoding = encode(table, roles)
+    return encoding.embed(encoding.values)
+
+
+def _timed(root: Path, table: Path, method: str, out: Path) -> float:
+    code = _RUN.format(root=str(root), table=str(table), method=method, out=str(out))
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, check=True,
+                          capture_output=True, text=True)
+    return float(done.stdout.split()[-1])
+
+
+def _worktree(rev: str, folder: Path) -> Path | None:
+    """REV checked out under ``folder`` (None without git or REV)."""
+    where = folder / "before"
+    done = subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q",
+                           str(where), rev], capture_output=True, text=True)
+    return where if done.returncode == 0 else None
+
+
+def rows(quick: bool, rev: str):
+    cases = [("mdav", 100_000, "census"), ("mdav", 100_000, "five-nominal"),
+             ("mdav", 100_000, "few-categories"), ("mdav", 100_000, "one-large"),
+             ("mdav", 100_000, "numeric")]
+    if not quick:
+        cases += [("cbfs", 100_000, "census"), ("mdav", 300_000, "census"),
+                  ("mdav", 300_000, "five-nominal")]
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        before_root = _worktree(rev, folder)
+        try:
+            for method, n, name in cases:
+                X = _table(n, name)
+                table = folder / "table.npy"
+                np.save(table, X)
+                after_s, before_s = [], []
+                for _ in range(2):
+                    after_s.append(_timed(ROOT, table, method, folder / "after.npy"))
+                    if before_root is not None:
+                        before_s.append(_timed(before_root, table, method,
+                                               folder / "before.npy"))
+                labels = np.load(folder / "after.npy")
+                assert np.bincount(labels).min() >= 5
+                row = {"task": f"{method.upper()} {name}", "size": f"{n:,}×{X.shape[1]}",
+                       "after_s": round(min(after_s), 2)}
+                if before_s:
+                    same = np.array_equal(labels, np.load(folder / "before.npy"))
+                    row.update(before_s=round(min(before_s), 2),
+                               ratio=round(min(after_s) / min(before_s), 2),
+                               check="same labels" if same else "LABELS DIFFER")
+                yield row
+        finally:
+            if before_root is not None:
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                                str(before_root)], capture_output=True)
+
+
+def main(argv: list[str]) -> None:
+    rev = argv[argv.index("--before") + 1] if "--before" in argv else BEFORE
+    print(f"{'task':<22}{'size':>16}{'before s':>10}{'after s':>9}{'ratio':>7}  check")
+    for row in rows("--quick" in argv, rev):
+        print(f"{row['task']:<22}{row['size']:>16}{row.get('before_s', '—'):>10}"
+              f"{row['after_s']:>9}{row.get('ratio', '—'):>7}  {row.get('check', '')}",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
