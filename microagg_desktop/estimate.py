@@ -25,7 +25,9 @@ Nominal quasi-identifiers
     column each), more so the fewer nominal attributes there are (a search through one
     attribute's categories prunes well, through several of them combined it does not),
     and identical rows, which the spatial index stores once, make the search cheaper
-    as the square root of the share of distinct rows.
+    as the square root of the share of distinct rows. The methods whose searches bound
+    each attribute's indicator block as one attribute (:data:`BLOCK_AWARE`) weigh an
+    indicator column less again (:data:`BLOCK_WEIGHT`).
 
 Examples
 --------
@@ -43,7 +45,7 @@ from typing import NamedTuple
 from core.compiled import COMPILED
 
 __all__ = ["FAMILIES", "SHARED", "QuasiIdentifiers", "dimensions", "family_of",
-           "shared_seconds", "estimate_seconds", "format_range", "estimate_text",
+           "BLOCK_AWARE", "shared_seconds", "estimate_seconds", "format_range", "estimate_text",
            "SHOW_ABOVE"]
 
 SHOW_ABOVE = 2.0
@@ -175,11 +177,29 @@ with many nominal attributes the searches grow faster than n·√n, which a fit 
 and 300,000 does not see."""
 
 
-def dimensions(attributes: "int | QuasiIdentifiers") -> tuple[float, float]:
+BLOCK_AWARE = frozenset({"mdav", "cbfs", "tfrp", "tc-merge", "tc-tfirst"})
+"""The methods whose searches bound a nominal attribute's indicator columns as one
+attribute (:mod:`core.methods.spatial_screen`'s notes, Block bounds)."""
+
+BLOCK_WEIGHT, BLOCK_GROWTH = 0.065, 1.1
+"""``NOMINAL_WEIGHT`` and ``NOMINAL_GROWTH`` for the :data:`BLOCK_AWARE` methods' own
+cost. Fitted on whole runs (``benchmarks/bench_estimate.py --nominal``, k = 5) after the
+searches learnt the blocks: MDAV on the tables above took 2.27, 7.54 and 33.5 s (census
+table, 100,000, 300,000 and 1,000,000 records), 3.67, 18.8 and 112 s (five nominal),
+7.27 and 25.5 s (300 categories), 0.56 and 1.43 s (few categories); tc-merge and
+tc-tfirst at 100,000 records 5.69 and 6.41 s (five nominal), 2.70 and 2.65 s (census);
+CBFS on the census table 2.09 s; measured / model 0.73–1.34. GSMS, which took the same 7.0 and 14.4 s as before at
+30,000 records, keeps the weights above."""
+
+
+def dimensions(attributes: "int | QuasiIdentifiers", method: str | None = None
+               ) -> tuple[float, float]:
     """The ``d`` of a method's cost model and of the shared steps' d² term.
 
     A number is that many numeric attributes. The shared steps (record linkage above
-    all) search the same embedding, but grow with it more slowly than the method.
+    all) search the same embedding, but grow with it more slowly than the method. A
+    :data:`BLOCK_AWARE` ``method``'s own cost weighs the indicator columns less
+    (:data:`BLOCK_WEIGHT`); the shared steps' term is the same for every method.
 
     Examples
     --------
@@ -188,13 +208,19 @@ def dimensions(attributes: "int | QuasiIdentifiers") -> tuple[float, float]:
     >>> method, shared = dimensions(QuasiIdentifiers(4, (300,)))
     >>> round(method), round(shared)
     (70, 20)
+    >>> round(dimensions(QuasiIdentifiers(4, (300,)), "mdav")[0])
+    24
     """
     attributes = QuasiIdentifiers.of(attributes)
     indicators = sum(attributes.nominal)
     if not indicators:
         return float(attributes.numeric), float(attributes.numeric)
-    weighted = NOMINAL_WEIGHT * NOMINAL_GROWTH ** (len(attributes.nominal) - 1) * indicators
-    return attributes.numeric + weighted, attributes.numeric + 2.0 * math.sqrt(weighted)
+    growth = NOMINAL_GROWTH ** (len(attributes.nominal) - 1)
+    weighted = NOMINAL_WEIGHT * growth * indicators
+    shared = attributes.numeric + 2.0 * math.sqrt(weighted)
+    if method in BLOCK_AWARE:
+        weighted = BLOCK_WEIGHT * BLOCK_GROWTH ** (len(attributes.nominal) - 1) * indicators
+    return attributes.numeric + weighted, shared
 
 
 PCP_COVARIANCE = 2.3e-10
@@ -294,12 +320,12 @@ def estimate_seconds(method: str, n: int, d: "int | QuasiIdentifiers", *,
     Examples
     --------
     >>> census = QuasiIdentifiers(2, (2, 20, 30, 20, 50))
-    >>> estimate_seconds("mdav", 300_000, census, k=5) > 5 * estimate_seconds(
+    >>> estimate_seconds("mdav", 300_000, census, k=5) > 2 * estimate_seconds(
     ...     "mdav", 300_000, 7, k=5)
     True
     """
     d = QuasiIdentifiers.of(d)
-    method_d, _ = dimensions(d)
+    method_d, _ = dimensions(d, method)
     if n < 2 or d.count < 1:
         return None
     k = max(2, int(params.get("cluster_size") or params.get("k") or 3))

@@ -36,7 +36,10 @@ Cells
     enough; that box is what prunes records already taken. The incremental sum is
     rounded differently from a row's distance, so a cell prunes only beyond the best
     by the relative margin ``_SLACK`` (its rounding is below 1e−13 of it); the box
-    bound is the exact one of :func:`~core.methods.spatial_index._min_box2`.
+    bound is the exact one of :func:`~core.methods.spatial_index._min_box2`. A table
+    with nominal attributes bounds each one's block of indicator columns as one
+    attribute, in the cells, the leaves' boxes and the farthest search's bounds
+    (:mod:`core.methods.spatial_screen`'s notes, Block bounds), with the same margin.
 Prefetch
     A leaf about to be screened is asked for in full first
     (:func:`core.methods.prefetch.prefetch`): at a million records its float32 rows are
