@@ -66,7 +66,7 @@ def _worktree(rev: str, folder: Path) -> Path | None:
     return where if done.returncode == 0 else None
 
 
-def rows(quick: bool, rev: str):
+def rows(quick: bool, rev: str = BEFORE):
     cases = [("mdav", 100_000, "census"), ("mdav", 100_000, "five-nominal"),
              ("mdav", 100_000, "few-categories"), ("mdav", 100_000, "one-large"),
              ("mdav", 100_000, "numeric")]

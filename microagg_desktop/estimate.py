@@ -188,8 +188,8 @@ searches learnt the blocks: MDAV on the tables above took 2.27, 7.54 and 33.5 s 
 table, 100,000, 300,000 and 1,000,000 records), 3.67, 18.8 and 112 s (five nominal),
 7.27 and 25.5 s (300 categories), 0.56 and 1.43 s (few categories); tc-merge and
 tc-tfirst at 100,000 records 5.69 and 6.41 s (five nominal), 2.70 and 2.65 s (census);
-CBFS on the census table 2.09 s; measured / model 0.73–1.34. GSMS, which took the same 7.0 and 14.4 s as before at
-30,000 records, keeps the weights above."""
+CBFS on the census table 2.09 s; measured / model 0.73–1.34. GSMS, which took the
+same 7.0 and 14.4 s as before at 30,000 records, keeps the weights above."""
 
 
 def dimensions(attributes: "int | QuasiIdentifiers", method: str | None = None

@@ -292,6 +292,16 @@ def _near_blocks(lo, hi, node, q, layout, value, whole, sums, held):
     return bound
 
 
+def _box_terms(lo, hi, node, j, q, reflected):
+    """Column j's terms of the node's box: the squared distance from q to the box's
+    side farther from it, and from ``reflected`` to the box."""
+    low, high = lo[node, j], hi[node, j]
+    a, b = abs(low - q[j]), abs(high - q[j])
+    f = a if a > b else b
+    diff = max(low - reflected[j], reflected[j] - high, 0.0)
+    return f * f, diff * diff
+
+
 def _far_blocks(node, q, reflected, layout, value, whole, sums, sums_b, held, lo, hi):
     """``(far, near)``: an upper bound on the squared distance from q of the node's live
     rows, and a lower bound on their squared distance from ``reflected`` (``sums`` and
@@ -311,12 +321,9 @@ def _far_blocks(node, q, reflected, layout, value, whole, sums, sums_b, held, lo
             continue
         part_far, part_near = 0.0, 0.0
         for j in range(first, first + width):
-            low, high = lo[node, j], hi[node, j]
-            a, b = abs(low - q[j]), abs(high - q[j])
-            f = a if a > b else b
-            part_far += f * f
-            diff = max(low - reflected[j], reflected[j] - high, 0.0)
-            part_near += diff * diff
+            f2, n2 = _box_terms(lo, hi, node, j, q, reflected)
+            part_far += f2
+            part_near += n2
         if width > 1:
             most = -np.inf if whole[c] else sums[c]
             least = np.inf if whole[c] else sums_b[c]
@@ -370,9 +377,9 @@ def _prefetch_leaf(Q32, leaf):
 
 
 # None of these allocates, returns or keeps an array (core.compiled's notes).
-for _name in ("_column_facts", "_every_row_holds", "_leaf_distances32", "_screen_query", "_leaf_query",
-              "_block_query", "_block_error", "_near_blocks", "_far_blocks", "_screen_margin",
-              "_screen_leaf", "_prefetch_leaf"):
+for _name in ("_column_facts", "_every_row_holds", "_leaf_distances32", "_screen_query",
+              "_leaf_query", "_block_query", "_block_error", "_near_blocks", "_box_terms",
+              "_far_blocks", "_screen_margin", "_screen_leaf", "_prefetch_leaf"):
     _compiled = kernel(globals()[_name], refcounts=False)
     if _compiled is not None:
         globals()[_name] = _compiled

@@ -62,8 +62,9 @@ from core.compiled import kernel
 from core.methods import atomics
 from core.methods.prefetch import prefetch
 from core.methods.spatial_index import _SLACK, _distance2, _insert, _min_box2, _vector_distance2
-from core.methods.spatial_screen import (_PREFETCH_FROM, _block_query, _far_blocks, _leaf_query,
-                                         _near_blocks, _prefetch_leaf, _screen_leaf)
+from core.methods.spatial_screen import (_PREFETCH_FROM, _block_query, _box_terms, _far_blocks,
+                                         _leaf_query, _near_blocks, _prefetch_leaf,
+                                         _screen_leaf)
 
 __all__: list[str] = []  # kernels only; the tree they search: core.methods.spatial_tree
 
@@ -274,12 +275,9 @@ def _far_box(node, q, reflected, lo, hi):
     ``_min_box2(lo, hi, node, reflected)`` (the same sum in the same order)."""
     box, near = 0.0, 0.0
     for j in range(q.shape[0]):
-        low, high = lo[node, j], hi[node, j]
-        a, b = abs(low - q[j]), abs(high - q[j])
-        far = a if a > b else b
-        box += far * far
-        diff = max(low - reflected[j], reflected[j] - high, 0.0)
-        near += diff * diff
+        far2, near2 = _box_terms(lo, hi, node, j, q, reflected)
+        box += far2
+        near += near2
     return box, near
 
 
