@@ -1,0 +1,106 @@
+"""Exact squared distances over nominal attributes' indicator blocks, read as one column.
+
+A nominal quasi-identifier of m categories is m indicator columns of the embedding, each
+0 or the same value s, at most one of them s in a row (:mod:`core.data.encoding`). The
+methods that sum ``Σ_j (x_j − q_j)²`` over the columns in order, and must keep that very
+floating-point sum (V-MDAV, GSMS: their references compare it bit for bit), can read
+such a block as one column, the row's category: between a row and a query that each
+hold one category or none, the block's terms are 0.0 except s·s in the column of the
+row's category and in the query's, so the sum over the block is the sum entering it
+plus s·s, plus s·s again when both hold a category and they differ (adding 0.0 changes
+no sum). :func:`block_terms` makes a query's table of those two terms per category,
+and a row's are two reads where the embedding has one per category.
+
+Blocks are found in the rows themselves (:func:`core.methods.spatial_screen.screen_layout`:
+adjacent columns of 0 and one s each, no row with two of them nonzero), so the identity
+holds of every row and of every query taken from the rows, whatever put the columns
+there. A table of numbers alone has none and keeps its columns.
+
+Bounds. Over a node of rows whose per-column largest values are ``hi``, a query of
+category c is at least s·s from every row when no row holds c (``hi`` of c's column
+below s), and s·s twice when besides every row holds a category (``whole``):
+:func:`block_bound`, added at the block's place in column order. Its terms are each
+at most a row's, in the same order, so the rounded bound is at most the rounded
+distance (rounding is monotone).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.compiled import kernel
+
+__all__ = ["block_layout", "block_terms", "block_bound", "terms_buffer"]
+
+
+def block_layout(X: np.ndarray):
+    """``(codes, layout, value, whole)``: the columns of the rows ``X`` read this way.
+
+    ``codes`` (columns × n_records) holds an attribute of numbers as it is and a block
+    as its category codes (the block's width for a row of none); ``layout[c]`` is
+    ``(first column, width, offset of the block's table)``, width 1 for a kept column;
+    ``value[c]`` is the block's s, ``whole[c]`` whether every row holds a category.
+    """
+    from core.methods.spatial_screen import screen_layout
+
+    n, d = X.shape
+    if n == 0:
+        layout = np.array([(j, 1, 0) for j in range(d)], dtype=np.int64).reshape(d, 3)
+        return np.ascontiguousarray(X.T), layout, np.zeros(d), np.zeros(d, dtype=np.bool_)
+    screen, value, whole = screen_layout(X, X.min(axis=0), X.max(axis=0))
+    layout = np.array(screen, dtype=np.int64).reshape(-1, 3)
+    codes = np.empty((len(layout), n))
+    at = 0
+    for c, (first, width, _) in enumerate(layout):
+        if width == 1:
+            codes[c] = X[:, first]
+            continue
+        nonzero = X[:, first:first + width] != 0.0
+        codes[c] = np.where(nonzero.any(axis=1), nonzero.argmax(axis=1), width)
+        layout[c, 2] = at
+        at += 2 * (width + 1)
+    return codes, layout, np.asarray(value, dtype=np.float64), whole
+
+
+def terms_buffer(layout: np.ndarray) -> np.ndarray:
+    """A query's table for :func:`block_terms` (two entries per category and none)."""
+    blocks = layout[:, 1] > 1
+    return np.zeros(max(1, 2 * int((layout[blocks, 1] + 1).sum())))
+
+
+@kernel
+def block_terms(q, layout, value, terms):
+    """The query's table: for each block and each row category c (the block's width for
+    a row of none), the block's two nonzero terms in column order at
+    ``terms[offset + 2c]`` and ``terms[offset + 2c + 1]`` (module notes)."""
+    for c in range(layout.shape[0]):
+        first, width, at = layout[c, 0], layout[c, 1], layout[c, 2]
+        if width == 1:
+            continue
+        mine = width
+        for j in range(width):
+            if q[first + j] != 0.0:
+                mine = j
+        s2 = value[c] * value[c]
+        for code in range(width + 1):
+            one, two = s2, s2
+            if code == mine:
+                one, two = 0.0, 0.0
+            elif code == width or mine == width:
+                two = 0.0
+            terms[at + 2 * code] = one
+            terms[at + 2 * code + 1] = two
+
+
+@kernel
+def block_bound(acc, q, first, width, s, whole, hi, node):
+    """``acc`` plus a block's least terms over a node's rows (module notes, Bounds)."""
+    for j in range(width):
+        if q[first + j] != 0.0:
+            if hi[node, first + j] == s:
+                return acc  # a row may hold the query's category
+            acc += s * s
+            if whole:
+                acc += s * s
+            return acc
+    return acc  # a query of none: a row of none may be as near
