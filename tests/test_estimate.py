@@ -194,14 +194,19 @@ MEASURED_NOMINAL = [
 
 
 # The other spatial methods (k = 5, t = 0.2, a normal confidential column; tc-tfirst's
-# group size from tfirst_cluster_size): tc-merge and tc-tfirst search as MDAV does,
-# GSMS through its own neighbour lists, which weigh the indicator columns as before.
+# group size from tfirst_cluster_size): tc-merge and tc-tfirst search as MDAV does;
+# V-MDAV reads a block as one column of codes (estimate.VMDAV_WEIGHT).
 MEASURED_NOMINAL_OTHERS = [
     ("tc-merge", (2, (2, 20, 30, 20, 50), None), 100_000, {}, 5.69),
     ("tc-merge", (2, (2, 5, 20, 30), None), 100_000, {}, 2.70),
     ("tc-tfirst", (2, (2, 20, 30, 20, 50), None), 100_000, {"cluster_size": 5}, 6.41),
     ("tc-tfirst", (2, (2, 5, 20, 30), None), 100_000, {"cluster_size": 5}, 2.65),
     ("cbfs", (2, (2, 5, 20, 30), None), 100_000, {}, 2.09),
+    ("vmdav", (2, (2, 5, 20, 30), None), 100_000, {}, 12.28),
+    ("vmdav", (2, (2, 5, 20, 30), None), 300_000, {}, 113.87),
+    ("vmdav", (2, (2, 20, 30, 20, 50), None), 100_000, {}, 21.49),
+    ("vmdav", (1, (2, 5, 20), 20_000), 100_000, {}, 7.05),
+    ("vmdav", (4, (300,), None), 100_000, {}, 8.54),
     ("gsms", (2, (2, 5, 20, 30), None), 30_000, {}, 7.02),
     ("gsms", (2, (2, 20, 30, 20, 50), None), 30_000, {}, 14.39),
 ]

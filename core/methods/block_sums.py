@@ -16,12 +16,15 @@ adjacent columns of 0 and one s each, no row with two of them nonzero), so the i
 holds of every row and of every query taken from the rows, whatever put the columns
 there. A table of numbers alone has none and keeps its columns.
 
-Bounds. Over a node of rows whose per-column largest values are ``hi``, a query of
-category c is at least s·s from every row when no row holds c (``hi`` of c's column
-below s), and s·s twice when besides every row holds a category (``whole``):
-:func:`block_bound`, added at the block's place in column order. Its terms are each
-at most a row's, in the same order, so the rounded bound is at most the rounded
-distance (rounding is monotone).
+Bounds. Over a node of rows whose per-column smallest and largest values are ``lo``
+and ``hi``, a query of category c is at least s·s from every row when no row holds c
+(``hi`` of c's column below s), and s·s twice when besides every row holds a category
+(``whole``, of the table) or every row holds the same one (its column's ``lo`` is s); a
+query of none is s·s from the rows when they all hold one category. That is
+:func:`block_bound`, added at the block's place in column order; it is never below
+the box's column-by-column bound, which adds the same s·s terms where it sees them.
+Its terms are each at most a row's, in the same order, so the rounded bound is at most
+the rounded distance (rounding is monotone).
 """
 
 from __future__ import annotations
@@ -68,7 +71,6 @@ def terms_buffer(layout: np.ndarray) -> np.ndarray:
     return np.zeros(max(1, 2 * int((layout[blocks, 1] + 1).sum())))
 
 
-@kernel
 def block_terms(q, layout, value, terms):
     """The query's table: for each block and each row category c (the block's width for
     a row of none), the block's two nonzero terms in column order at
@@ -92,15 +94,27 @@ def block_terms(q, layout, value, terms):
             terms[at + 2 * code + 1] = two
 
 
-@kernel
-def block_bound(acc, q, first, width, s, whole, hi, node):
+def block_bound(acc, q, first, width, s, whole, lo, hi, node):
     """``acc`` plus a block's least terms over a node's rows (module notes, Bounds)."""
+    mine = width
     for j in range(width):
         if q[first + j] != 0.0:
-            if hi[node, first + j] == s:
-                return acc  # a row may hold the query's category
-            acc += s * s
-            if whole:
-                acc += s * s
-            return acc
-    return acc  # a query of none: a row of none may be as near
+            mine = j
+    if mine < width:
+        if hi[node, first + mine] == s:
+            return acc  # a row may hold the query's category
+        acc += s * s
+        if whole:
+            return acc + s * s
+    for c in range(width):  # every row holds category c (not the query's)
+        if lo[node, first + c] == s:
+            return acc + s * s
+    return acc
+
+
+# Neither allocates, returns or keeps an array (core.compiled's notes): they are called
+# once per search and per node.
+for _name in ("block_terms", "block_bound"):
+    _compiled = kernel(globals()[_name], refcounts=False)
+    if _compiled is not None:
+        globals()[_name] = _compiled
