@@ -192,14 +192,17 @@ CBFS on the census table 2.09 s; measured / model 0.73–1.34. GSMS, which took 
 same 7.0 and 14.4 s as before at 30,000 records, keeps the weights above."""
 
 
-VMDAV_WEIGHT = 1.35
-"""V-MDAV's own cost weighs a nominal attribute of m categories ``VMDAV_WEIGHT ·
-log2(m + 1)`` numeric attributes: its passes read a block as one column of category
-codes (:mod:`core.methods.block_sums`), and its extension step reads records by the
-hundred where ties are many. Fitted on ``benchmarks/bench_estimate.py --nominal``,
-k = 5, 100,000 records: the census table 12.1 s, five nominal 21.2 s, few categories
-7.0 s, 300 categories 8.1 s (measured / model 0.89–1.17); the census table at 300,000
-records took 113 s (the model's n² says 109 s)."""
+CODES_WEIGHT = 1.3
+CODES_METHODS = frozenset({"vmdav", "gsms"})
+"""The own cost of V-MDAV and GSMS weighs a nominal attribute of m categories
+``CODES_WEIGHT · log2(m + 1)`` numeric attributes: they read a block as one column of
+category codes (:mod:`core.methods.block_sums`), and read records by the hundred where
+ties are many. Fitted on ``benchmarks/bench_estimate.py --nominal``, k = 5: V-MDAV at
+100,000 records on the census table 12.1 s, five nominal 21.2 s, few categories 7.0 s,
+300 categories 8.1 s, and the census table at 300,000 records 113 s; GSMS on the census
+table 4.0 s at 30,000 and 17.8 s at 100,000, five nominal 4.9 s at 30,000, 300
+categories 19.5 s and few categories 26.2 s at 100,000 (19,479 distinct rows: most of
+the candidates tie, and cKDTree orders the ties); measured / model 0.80–1.91."""
 
 
 def dimensions(attributes: "int | QuasiIdentifiers", method: str | None = None
@@ -232,8 +235,8 @@ def dimensions(attributes: "int | QuasiIdentifiers", method: str | None = None
     shared = attributes.numeric + 2.0 * math.sqrt(weighted)
     if method in BLOCK_AWARE:
         weighted = BLOCK_WEIGHT * BLOCK_GROWTH ** (len(attributes.nominal) - 1) * indicators
-    elif method == "vmdav":
-        weighted = VMDAV_WEIGHT * sum(math.log2(m + 1) for m in attributes.nominal)
+    elif method in CODES_METHODS:
+        weighted = CODES_WEIGHT * sum(math.log2(m + 1) for m in attributes.nominal)
     return attributes.numeric + weighted, shared
 
 
@@ -351,8 +354,8 @@ def estimate_seconds(method: str, n: int, d: "int | QuasiIdentifiers", *,
         str(params.get("refine")), (0.0, 0.0))
     refine = ordered if method in RELEASES else spatial
     cost = _cost(model, n, method_d, k, params.get("t"))
-    if model == "indexed":  # identical rows are stored once
-        cost *= _distinct_share(d, n)
+    if model == "indexed" and method != "gsms":  # identical rows are stored once
+        cost *= _distinct_share(d, n)  # (GSMS's tree holds every record; ties cost it)
     seconds = constant * cost + refine * n * n * method_d / k + shared_seconds(method, n, d)
     if method == "pcp":
         seconds += PCP_COVARIANCE * n * d.width ** 2

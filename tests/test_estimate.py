@@ -195,7 +195,7 @@ MEASURED_NOMINAL = [
 
 # The other spatial methods (k = 5, t = 0.2, a normal confidential column; tc-tfirst's
 # group size from tfirst_cluster_size): tc-merge and tc-tfirst search as MDAV does;
-# V-MDAV reads a block as one column of codes (estimate.VMDAV_WEIGHT).
+# V-MDAV and GSMS read a block as one column of codes (estimate.CODES_WEIGHT).
 MEASURED_NOMINAL_OTHERS = [
     ("tc-merge", (2, (2, 20, 30, 20, 50), None), 100_000, {}, 5.69),
     ("tc-merge", (2, (2, 5, 20, 30), None), 100_000, {}, 2.70),
@@ -207,8 +207,11 @@ MEASURED_NOMINAL_OTHERS = [
     ("vmdav", (2, (2, 20, 30, 20, 50), None), 100_000, {}, 21.49),
     ("vmdav", (1, (2, 5, 20), 20_000), 100_000, {}, 7.05),
     ("vmdav", (4, (300,), None), 100_000, {}, 8.54),
-    ("gsms", (2, (2, 5, 20, 30), None), 30_000, {}, 7.02),
-    ("gsms", (2, (2, 20, 30, 20, 50), None), 30_000, {}, 14.39),
+    ("gsms", (2, (2, 5, 20, 30), None), 30_000, {}, 4.05),
+    ("gsms", (2, (2, 20, 30, 20, 50), None), 30_000, {}, 5.00),
+    ("gsms", (2, (2, 5, 20, 30), None), 100_000, {}, 18.03),
+    ("gsms", (1, (2, 5, 20), 20_000), 100_000, {}, 26.27),
+    ("gsms", (4, (300,), None), 100_000, {}, 19.98),
 ]
 
 
