@@ -1,7 +1,7 @@
-"""Exact MDAV and CBFS on tables of nominal quasi-identifiers: this checkout beside an
-earlier commit's code, on the same tables in the same run.
+"""Exact MDAV, CBFS, V-MDAV and GSMS on tables of nominal quasi-identifiers: this
+checkout beside an earlier commit's code, on the same tables in the same run.
 
-    python benchmarks/scale_nominal.py [--quick] [--before REV]
+    python benchmarks/scale_nominal.py [--quick] [--before REV] [METHOD:N:TABLE ...]
 
 The tables are ``bench_estimate.NOMINAL_TABLES`` (``census``: age, education, sex,
 marital status, region and occupation, 59 embedded columns; ``five-nominal``: two
@@ -12,7 +12,8 @@ the commit before the spatial index bounded a nominal attribute's block as one
 attribute), checked out in a temporary git worktree; each run, before or after, is a
 fresh process on the same table (saved once), the two alternated, and the faster of two
 runs of each is shown. Every row checks that the two give the same labels. Without git,
-only this checkout is timed.
+only this checkout is timed. Cases on the command line (``vmdav:100000:census``) replace
+the default ones.
 """
 
 from __future__ import annotations
@@ -33,10 +34,16 @@ import sys, time
 sys.path.insert(0, {root!r})
 import numpy as np
 from core.methods.heuristics import fixed_size
+from core.methods.gsms import gsms
+from core.methods.vmdav import vmdav
+run = {{"gsms": gsms, "vmdav": vmdav}}.get({method!r})
+if run is None:
+    def run(X, k, first={method!r}):
+        return fixed_size(X, k=k, first=first)
 X = np.load({table!r})
-fixed_size(X[:2000], k=5, first={method!r})  # compile, or load the cache, first
+run(X[:2000], k=5)  # compile, or load the cache, first
 began = time.perf_counter()
-labels = fixed_size(X, k=5, first={method!r})
+labels = run(X, k=5)
 print(time.perf_counter() - began)
 np.save({out!r}, labels)
 """
@@ -66,47 +73,57 @@ def _worktree(rev: str, folder: Path) -> Path | None:
     return where if done.returncode == 0 else None
 
 
-def rows(quick: bool, rev: str = BEFORE):
+def rows(quick: bool, rev: str = BEFORE, cases=None):
+    cases = cases or _cases(quick)
+    with tempfile.TemporaryDirectory() as folder:
+        yield from _rows(cases, rev, Path(folder))
+
+
+def _cases(quick: bool) -> list:
     cases = [("mdav", 100_000, "census"), ("mdav", 100_000, "five-nominal"),
              ("mdav", 100_000, "few-categories"), ("mdav", 100_000, "one-large"),
              ("mdav", 100_000, "numeric")]
     if not quick:
         cases += [("cbfs", 100_000, "census"), ("mdav", 300_000, "census"),
-                  ("mdav", 300_000, "five-nominal")]
-    with tempfile.TemporaryDirectory() as folder:
-        folder = Path(folder)
-        before_root = _worktree(rev, folder)
-        try:
-            for method, n, name in cases:
-                X = _table(n, name)
-                table = folder / "table.npy"
-                np.save(table, X)
-                after_s, before_s = [], []
-                for _ in range(2):
-                    after_s.append(_timed(ROOT, table, method, folder / "after.npy"))
-                    if before_root is not None:
-                        before_s.append(_timed(before_root, table, method,
-                                               folder / "before.npy"))
-                labels = np.load(folder / "after.npy")
-                assert np.bincount(labels).min() >= 5
-                row = {"task": f"{method.upper()} {name}", "size": f"{n:,}×{X.shape[1]}",
-                       "after_s": round(min(after_s), 2)}
-                if before_s:
-                    same = np.array_equal(labels, np.load(folder / "before.npy"))
-                    row.update(before_s=round(min(before_s), 2),
-                               ratio=round(min(after_s) / min(before_s), 2),
-                               check="same labels" if same else "LABELS DIFFER")
-                yield row
-        finally:
-            if before_root is not None:
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                                str(before_root)], capture_output=True)
+                  ("mdav", 300_000, "five-nominal"), ("vmdav", 100_000, "census"),
+                  ("gsms", 100_000, "census"), ("gsms", 100_000, "five-nominal")]
+    return cases
+
+
+def _rows(cases, rev: str, folder: Path):
+    before_root = _worktree(rev, folder)
+    try:
+        for method, n, name in cases:
+            X = _table(n, name)
+            table = folder / "table.npy"
+            np.save(table, X)
+            after_s, before_s = [], []
+            for _ in range(2):
+                after_s.append(_timed(ROOT, table, method, folder / "after.npy"))
+                if before_root is not None:
+                    before_s.append(_timed(before_root, table, method,
+                                           folder / "before.npy"))
+            labels = np.load(folder / "after.npy")
+            assert np.bincount(labels).min() >= 5
+            row = {"task": f"{method.upper()} {name}", "size": f"{n:,}×{X.shape[1]}",
+                   "after_s": round(min(after_s), 2)}
+            if before_s:
+                same = np.array_equal(labels, np.load(folder / "before.npy"))
+                row.update(before_s=round(min(before_s), 2),
+                           ratio=round(min(after_s) / min(before_s), 2),
+                           check="same labels" if same else "LABELS DIFFER")
+            yield row
+    finally:
+        if before_root is not None:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                            str(before_root)], capture_output=True)
 
 
 def main(argv: list[str]) -> None:
     rev = argv[argv.index("--before") + 1] if "--before" in argv else BEFORE
     print(f"{'task':<22}{'size':>16}{'before s':>10}{'after s':>9}{'ratio':>7}  check")
-    for row in rows("--quick" in argv, rev):
+    cases = [(m, int(n), t) for m, n, t in (a.split(":") for a in argv if a.count(":") == 2)]
+    for row in rows("--quick" in argv, rev, cases):
         print(f"{row['task']:<22}{row['size']:>16}{row.get('before_s', '—'):>10}"
               f"{row['after_s']:>9}{row.get('ratio', '—'):>7}  {row.get('check', '')}",
               flush=True)
