@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 from core.compiled import COMPILED
 from core.methods import gsms_neighbours as neighbours
 from core.methods import vmdav_kernel as kernel
-from core.methods.block_sums import block_layout, block_terms, terms_buffer
+from core.methods.block_sums import block_layout, block_terms, box_bound, terms_buffer
 from core.methods.gsms import gsms, gsms_reference
 from core.methods.vmdav import _assign_leftovers, vmdav_reference
 from core.progress import TaskState
@@ -122,7 +122,7 @@ def _node_bounds(X, rng):
         q = X[query]
         exact = kernel.squared_distances(X, q)[tree.record]  # in tree order
         for node in range(len(tree.start)):
-            bound = neighbours._box2(tree.lo, tree.hi, node, q, tree.layout, tree.value,
+            bound = box_bound(tree.lo, tree.hi, node, q, tree.layout, tree.value,
                                      tree.whole)
             gap = np.maximum(np.maximum(tree.lo[node] - q, q - tree.hi[node]), 0.0)
             by_column = 0.0

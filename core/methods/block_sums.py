@@ -33,7 +33,8 @@ import numpy as np
 
 from core.compiled import kernel
 
-__all__ = ["block_layout", "block_terms", "block_bound", "terms_buffer"]
+__all__ = ["block_layout", "block_terms", "block_bound", "box_bound", "leaf_distances",
+           "terms_buffer"]
 
 
 def block_layout(X: np.ndarray):
@@ -112,9 +113,56 @@ def block_bound(acc, q, first, width, s, whole, lo, hi, node):
     return acc
 
 
-# Neither allocates, returns or keeps an array (core.compiled's notes): they are called
-# once per search and per node.
-for _name in ("block_terms", "block_bound"):
+def box_bound(lo, hi, node, q, layout, value, whole):
+    """Squared distance from q to a k-d tree node's box (never above a row's own): a
+    kept column's gap, a block's least terms (:func:`block_bound`), in column order."""
+    acc = 0.0
+    if layout.shape[0] == q.shape[0]:  # no block: the loop of a numeric table
+        for j in range(q.shape[0]):
+            diff = max(lo[node, j] - q[j], q[j] - hi[node, j], 0.0)
+            acc += diff * diff
+        return acc
+    for c in range(layout.shape[0]):
+        j, width = layout[c, 0], layout[c, 1]
+        if width == 1:
+            diff = max(lo[node, j] - q[j], q[j] - hi[node, j], 0.0)
+            acc += diff * diff
+        else:
+            acc = block_bound(acc, q, j, width, value[c], whole[c], lo, hi, node)
+    return acc
+
+
+def leaf_distances(Q, leaf, length, q, layout, terms, buffer):
+    """The squared distances from q to the first ``length`` rows of leaf block
+    ``Q[leaf]`` (columns as :func:`block_layout` gives them) into ``buffer``, summed in
+    column order (a block's two terms from q's table ``terms``)."""
+    for i in range(length):
+        buffer[i] = 0.0
+    if Q.shape[1] == q.shape[0]:  # no block: the loop of a numeric table
+        for j in range(Q.shape[1]):
+            qj = q[j]
+            for i in range(length):
+                diff = Q[leaf, j, i] - qj
+                buffer[i] += diff * diff
+        return
+    for c in range(Q.shape[1]):
+        if layout[c, 1] == 1:
+            qj = q[layout[c, 0]]
+            for i in range(length):
+                diff = Q[leaf, c, i] - qj
+                buffer[i] += diff * diff
+        else:
+            at = layout[c, 2]
+            for i in range(length):
+                code = at + 2 * np.int64(Q[leaf, c, i])
+                buffer[i] += terms[code]
+                buffer[i] += terms[code + 1]
+
+
+
+# None allocates, returns or keeps an array (core.compiled's notes): they are called
+# per search, per node and per leaf.
+for _name in ("block_terms", "block_bound", "box_bound", "leaf_distances"):
     _compiled = kernel(globals()[_name], refcounts=False)
     if _compiled is not None:
         globals()[_name] = _compiled

@@ -40,7 +40,8 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from core.compiled import kernel
-from core.methods.block_sums import block_bound, block_layout, block_terms, terms_buffer
+from core.methods.block_sums import (block_layout, block_terms, box_bound, leaf_distances,
+                                     terms_buffer)
 from core.methods.spatial_index import build_tree, leaf_blocks
 from core.threads import threads_for
 
@@ -250,52 +251,6 @@ def _boxes(P, start, stop, first_leaf, lo, hi):
                 hi[node, j] = max(hi[2 * node + 1, j], hi[2 * node + 2, j])
 
 
-def _box2(lo, hi, node, q, layout, value, whole):
-    """Squared distance from q to the node's box (never above a row's own): a kept
-    column's gap, a nominal block's least terms
-    (:func:`~core.methods.block_sums.block_bound`), in column order."""
-    acc = 0.0
-    if layout.shape[0] == q.shape[0]:  # no block: the loop of a numeric table
-        for j in range(q.shape[0]):
-            diff = max(lo[node, j] - q[j], q[j] - hi[node, j], 0.0)
-            acc += diff * diff
-        return acc
-    for c in range(layout.shape[0]):
-        j, width = layout[c, 0], layout[c, 1]
-        if width == 1:
-            diff = max(lo[node, j] - q[j], q[j] - hi[node, j], 0.0)
-            acc += diff * diff
-        else:
-            acc = block_bound(acc, q, j, width, value[c], whole[c], lo, hi, node)
-    return acc
-
-
-def _leaf_distances(Q, leaf, length, q, layout, terms, buffer):
-    """The squared distances from q to a leaf's first ``length`` rows into ``buffer``,
-    the columns summed in order (a block's two terms from q's table ``terms``)."""
-    for i in range(length):
-        buffer[i] = 0.0
-    if Q.shape[1] == q.shape[0]:  # no block: the loop of a numeric table
-        for j in range(Q.shape[1]):
-            qj = q[j]
-            for i in range(length):
-                diff = Q[leaf, j, i] - qj
-                buffer[i] += diff * diff
-        return
-    for c in range(Q.shape[1]):
-        if layout[c, 1] == 1:
-            qj = q[layout[c, 0]]
-            for i in range(length):
-                diff = Q[leaf, c, i] - qj
-                buffer[i] += diff * diff
-        else:
-            at = layout[c, 2]
-            for i in range(length):
-                code = at + 2 * np.int64(Q[leaf, c, i])
-                buffer[i] += terms[code]
-                buffer[i] += terms[code + 1]
-
-
 def _nearest(Q, start, stop, first_leaf, lo, hi, count, live, record, layout, value, whole,
              q, skip, m, stack, stack_d2, best_d2, best_id, buffer, terms):
     """The m live records nearest to q other than ``skip``, ascending by (d², record).
@@ -316,7 +271,7 @@ def _nearest(Q, start, stop, first_leaf, lo, hi, count, live, record, layout, va
             continue
         if node >= first_leaf:
             s, length = start[node], stop[node] - start[node]
-            _leaf_distances(Q, node - first_leaf, length, q, layout, terms, buffer)
+            leaf_distances(Q, node - first_leaf, length, q, layout, terms, buffer)
             work += length
             for i in range(length):
                 d2 = buffer[i]
@@ -340,8 +295,8 @@ def _nearest(Q, start, stop, first_leaf, lo, hi, count, live, record, layout, va
                     size += 1
             continue
         a, b = 2 * node + 1, 2 * node + 2
-        da = _box2(lo, hi, a, q, layout, value, whole) if count[a] else np.inf
-        db = _box2(lo, hi, b, q, layout, value, whole) if count[b] else np.inf
+        da = box_bound(lo, hi, a, q, layout, value, whole) if count[a] else np.inf
+        db = box_bound(lo, hi, b, q, layout, value, whole) if count[b] else np.inf
         if da > db:
             a, b, da, db = b, a, db, da
         if count[b]:
@@ -429,10 +384,10 @@ def _within(Q, start, stop, first_leaf, lo, hi, count, live, record, layout, val
     while depth:
         depth -= 1
         node = stack[depth]
-        if _box2(lo, hi, node, q, layout, value, whole) > radius2:
+        if box_bound(lo, hi, node, q, layout, value, whole) > radius2:
             continue
         if node >= first_leaf:
-            _leaf_distances(Q, node - first_leaf, stop[node] - start[node], q, layout, terms,
+            leaf_distances(Q, node - first_leaf, stop[node] - start[node], q, layout, terms,
                             buffer)
             for t in range(start[node], stop[node]):
                 if not live[t] or record[t] == row:
@@ -463,12 +418,6 @@ def _remove(records, position, leaf_of, count, live):
             node = (node - 1) // 2
 
 
-# Called per node and per leaf, these neither allocate, return nor keep an array
-# (core.compiled's notes).
-for _name in ("_box2", "_leaf_distances"):
-    _compiled = kernel(globals()[_name], refcounts=False)
-    if _compiled is not None:
-        globals()[_name] = _compiled
 for _name in ("_boxes", "_nearest", "_fill_lists", "_from_list", "_candidates", "_within",
               "_remove"):  # compiled in dependency order
     _compiled = kernel(globals()[_name])
