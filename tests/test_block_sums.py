@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 from core.compiled import COMPILED
 from core.methods import gsms_neighbours as neighbours
 from core.methods import vmdav_kernel as kernel
-from core.methods.block_sums import block_layout, block_terms, box_bound, terms_buffer
+from core.methods.block_sums import block_layout, block_terms, box_bound, query_tables
 from core.methods.gsms import gsms, gsms_reference
 from core.methods.vmdav import _assign_leftovers, vmdav_reference
 from core.progress import TaskState
@@ -41,8 +41,8 @@ def _table(rng: np.random.Generator, n: int, none_share: float, numeric: int) ->
 
 def _pass(X: np.ndarray, query: int) -> np.ndarray:
     codes, layout, value, _ = block_layout(X)
-    terms = terms_buffer(layout)
-    block_terms(X[query], layout, value, terms)
+    terms, held = query_tables(layout)
+    block_terms(X[query], layout, value, terms, held)
     out = np.empty(len(X))
     kernel._pass(np.ascontiguousarray(codes), layout, X[query], terms, out, len(X))
     below = [kernel._distance_below(np.ascontiguousarray(codes), layout, X[query], terms,
@@ -75,8 +75,8 @@ def test_a_table_of_numbers_keeps_its_columns():
 def test_a_partial_sum_stops_above_the_ceiling_only():
     X = _table(np.random.default_rng(2), 40, 0.3, 1)
     codes, layout, value, _ = block_layout(X)
-    terms = terms_buffer(layout)
-    block_terms(X[0], layout, value, terms)
+    terms, held = query_tables(layout)
+    block_terms(X[0], layout, value, terms, held)
     exact = kernel.squared_distances(X, X[0])
     for i in range(len(X)):
         for ceiling in (exact[i], exact[i] * 0.5, 0.0):
@@ -118,12 +118,14 @@ def _node_bounds(X, rng):
     node of GSMS's tree for 25 queries taken from the table."""
     tree = neighbours.ListedNeighbours(X, np.ones(len(X), bool), 3, TaskState()).tree
     out = []
+    terms, held = query_tables(tree.layout)
     for query in rng.choice(len(X), 25, replace=False):
         q = X[query]
+        block_terms(q, tree.layout, tree.value, terms, held)
         exact = kernel.squared_distances(X, q)[tree.record]  # in tree order
         for node in range(len(tree.start)):
             bound = box_bound(tree.lo, tree.hi, node, q, tree.layout, tree.value,
-                                     tree.whole)
+                              tree.whole, held)
             gap = np.maximum(np.maximum(tree.lo[node] - q, q - tree.hi[node]), 0.0)
             by_column = 0.0
             for term in gap * gap:  # in column order, as the search sums

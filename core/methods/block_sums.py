@@ -32,9 +32,10 @@ from __future__ import annotations
 import numpy as np
 
 from core.compiled import kernel
+from core.methods.spatial_index import _leaf_distances, _min_box2
 
 __all__ = ["block_layout", "block_terms", "block_bound", "box_bound", "leaf_distances",
-           "terms_buffer"]
+           "query_tables"]
 
 
 def block_layout(X: np.ndarray):
@@ -66,16 +67,19 @@ def block_layout(X: np.ndarray):
     return codes, layout, np.asarray(value, dtype=np.float64), whole
 
 
-def terms_buffer(layout: np.ndarray) -> np.ndarray:
-    """A query's table for :func:`block_terms` (two entries per category and none)."""
+def query_tables(layout: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(terms, held)`` for :func:`block_terms`: a query's table (two entries per
+    category and none) and its category in each block."""
     blocks = layout[:, 1] > 1
-    return np.zeros(max(1, 2 * int((layout[blocks, 1] + 1).sum())))
+    return (np.zeros(max(1, 2 * int((layout[blocks, 1] + 1).sum()))),
+            np.zeros(len(layout), dtype=np.int64))
 
 
-def block_terms(q, layout, value, terms):
+def block_terms(q, layout, value, terms, held):
     """The query's table: for each block and each row category c (the block's width for
     a row of none), the block's two nonzero terms in column order at
-    ``terms[offset + 2c]`` and ``terms[offset + 2c + 1]`` (module notes)."""
+    ``terms[offset + 2c]`` and ``terms[offset + 2c + 1]`` (module notes); ``held[c]``,
+    the query's own category (the width for none)."""
     for c in range(layout.shape[0]):
         first, width, at = layout[c, 0], layout[c, 1], layout[c, 2]
         if width == 1:
@@ -84,6 +88,7 @@ def block_terms(q, layout, value, terms):
         for j in range(width):
             if q[first + j] != 0.0:
                 mine = j
+        held[c] = mine
         s2 = value[c] * value[c]
         for code in range(width + 1):
             one, two = s2, s2
@@ -95,12 +100,9 @@ def block_terms(q, layout, value, terms):
             terms[at + 2 * code + 1] = two
 
 
-def block_bound(acc, q, first, width, s, whole, lo, hi, node):
-    """``acc`` plus a block's least terms over a node's rows (module notes, Bounds)."""
-    mine = width
-    for j in range(width):
-        if q[first + j] != 0.0:
-            mine = j
+def block_bound(acc, mine, first, width, s, whole, lo, hi, node):
+    """``acc`` plus a block's least terms over a node's rows for a query of category
+    ``mine`` (the width for none; module notes, Bounds)."""
     if mine < width:
         if hi[node, first + mine] == s:
             return acc  # a row may hold the query's category
@@ -113,22 +115,20 @@ def block_bound(acc, q, first, width, s, whole, lo, hi, node):
     return acc
 
 
-def box_bound(lo, hi, node, q, layout, value, whole):
+def box_bound(lo, hi, node, q, layout, value, whole, held):
     """Squared distance from q to a k-d tree node's box (never above a row's own): a
-    kept column's gap, a block's least terms (:func:`block_bound`), in column order."""
+    kept column's gap, a block's least terms (:func:`block_bound`, ``held`` the query's
+    categories from :func:`block_terms`), in column order."""
+    if layout.shape[0] == q.shape[0]:  # no block: a numeric table's box
+        return _min_box2(lo, hi, node, q)
     acc = 0.0
-    if layout.shape[0] == q.shape[0]:  # no block: the loop of a numeric table
-        for j in range(q.shape[0]):
-            diff = max(lo[node, j] - q[j], q[j] - hi[node, j], 0.0)
-            acc += diff * diff
-        return acc
     for c in range(layout.shape[0]):
         j, width = layout[c, 0], layout[c, 1]
         if width == 1:
             diff = max(lo[node, j] - q[j], q[j] - hi[node, j], 0.0)
             acc += diff * diff
         else:
-            acc = block_bound(acc, q, j, width, value[c], whole[c], lo, hi, node)
+            acc = block_bound(acc, held[c], j, width, value[c], whole[c], lo, hi, node)
     return acc
 
 
@@ -136,15 +136,11 @@ def leaf_distances(Q, leaf, length, q, layout, terms, buffer):
     """The squared distances from q to the first ``length`` rows of leaf block
     ``Q[leaf]`` (columns as :func:`block_layout` gives them) into ``buffer``, summed in
     column order (a block's two terms from q's table ``terms``)."""
+    if Q.shape[1] == q.shape[0]:  # no block: a numeric table's leaf screen
+        _leaf_distances(Q, leaf, length, q, buffer)
+        return
     for i in range(length):
         buffer[i] = 0.0
-    if Q.shape[1] == q.shape[0]:  # no block: the loop of a numeric table
-        for j in range(Q.shape[1]):
-            qj = q[j]
-            for i in range(length):
-                diff = Q[leaf, j, i] - qj
-                buffer[i] += diff * diff
-        return
     for c in range(Q.shape[1]):
         if layout[c, 1] == 1:
             qj = q[layout[c, 0]]
@@ -157,7 +153,6 @@ def leaf_distances(Q, leaf, length, q, layout, terms, buffer):
                 code = at + 2 * np.int64(Q[leaf, c, i])
                 buffer[i] += terms[code]
                 buffer[i] += terms[code + 1]
-
 
 
 # None allocates, returns or keeps an array (core.compiled's notes): they are called

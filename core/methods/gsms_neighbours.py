@@ -41,7 +41,7 @@ from scipy.spatial import cKDTree
 
 from core.compiled import kernel
 from core.methods.block_sums import (block_layout, block_terms, box_bound, leaf_distances,
-                                     terms_buffer)
+                                     query_tables)
 from core.methods.spatial_index import build_tree, leaf_blocks
 from core.threads import threads_for
 
@@ -182,7 +182,7 @@ class ListedNeighbours:
         if self.list_len[row] == self.listed and d2[-1] <= boundary:
             # the list may not hold every record within the margin: ask the tree
             count = _within(*self.tree.arrays, self.X, row, boundary, self.scratch.found,
-                            self.scratch.arrays[-1])
+                            *self.scratch.arrays[-2:])
             within = np.sort(self.scratch.found[:count])
         else:
             within = ids[live & (d2 <= boundary)]
@@ -230,7 +230,7 @@ class _Scratch:
         self.found = np.empty(n, dtype=np.int64)
         self.arrays = (np.empty(256, np.int64), np.empty(256), np.empty(listed),
                        np.empty(listed, np.int64), np.empty(tree.Q.shape[2]),
-                       terms_buffer(tree.layout))
+                       *query_tables(tree.layout))
 
 
 def _boxes(P, start, stop, first_leaf, lo, hi):
@@ -252,7 +252,7 @@ def _boxes(P, start, stop, first_leaf, lo, hi):
 
 
 def _nearest(Q, start, stop, first_leaf, lo, hi, count, live, record, layout, value, whole,
-             q, skip, m, stack, stack_d2, best_d2, best_id, buffer, terms):
+             q, skip, m, stack, stack_d2, best_d2, best_id, buffer, terms, held):
     """The m live records nearest to q other than ``skip``, ascending by (d², record).
 
     Returns how many were found and the rows measured. Distances sum the columns in
@@ -261,7 +261,7 @@ def _nearest(Q, start, stop, first_leaf, lo, hi, count, live, record, layout, va
     size, work = 0, 0
     if count[0] == 0:
         return 0, 0
-    block_terms(q, layout, value, terms)
+    block_terms(q, layout, value, terms, held)
     stack[0], stack_d2[0] = 0, 0.0
     depth = 1
     while depth:
@@ -295,8 +295,8 @@ def _nearest(Q, start, stop, first_leaf, lo, hi, count, live, record, layout, va
                     size += 1
             continue
         a, b = 2 * node + 1, 2 * node + 2
-        da = box_bound(lo, hi, a, q, layout, value, whole) if count[a] else np.inf
-        db = box_bound(lo, hi, b, q, layout, value, whole) if count[b] else np.inf
+        da = box_bound(lo, hi, a, q, layout, value, whole, held) if count[a] else np.inf
+        db = box_bound(lo, hi, b, q, layout, value, whole, held) if count[b] else np.inf
         if da > db:
             a, b, da, db = b, a, db, da
         if count[b]:
@@ -310,14 +310,14 @@ def _nearest(Q, start, stop, first_leaf, lo, hi, count, live, record, layout, va
 
 def _fill_lists(Q, start, stop, first_leaf, lo, hi, count, live, record, layout, value,
                 whole, X, order, done, listed, list_id, list_d2, list_len, stack, stack_d2,
-                best_d2, best_id, buffer, terms, budget):
+                best_d2, best_id, buffer, terms, held, budget):
     """Lists of the records ``order[done:]`` until ``budget`` rows are measured."""
     work = 0
     while done < order.shape[0] and work < budget:
         r = order[done]
         size, spent = _nearest(Q, start, stop, first_leaf, lo, hi, count, live, record,
                                layout, value, whole, X[r], r, listed, stack, stack_d2,
-                               best_d2, best_id, buffer, terms)
+                               best_d2, best_id, buffer, terms, held)
         work += spent
         for f in range(size):
             list_id[r, f] = best_id[f]
@@ -351,7 +351,7 @@ def _from_list(row, need, margin, members, at, alive, list_id, list_d2, list_len
 
 def _candidates(rows, need, margin, members, tied, alive, list_id, list_d2, list_len, Q,
                 start, stop, first_leaf, lo, hi, count, live, record, layout, value, whole,
-                X, stack, stack_d2, best_d2, best_id, buffer, terms):
+                X, stack, stack_d2, best_d2, best_id, buffer, terms, held):
     """Members of the rows' candidates; ``tied[i] = 1`` where only cKDTree can decide."""
     listed = list_id.shape[1]
     for i in range(rows.shape[0]):
@@ -361,7 +361,7 @@ def _candidates(rows, need, margin, members, tied, alive, list_id, list_d2, list
             continue
         size, _ = _nearest(Q, start, stop, first_leaf, lo, hi, count, live, record, layout,
                            value, whole, X[row], row, listed, stack, stack_d2, best_d2,
-                           best_id, buffer, terms)
+                           best_id, buffer, terms, held)
         for f in range(size):
             list_id[row, f] = best_id[f]
             list_d2[row, f] = best_d2[f]
@@ -372,10 +372,10 @@ def _candidates(rows, need, margin, members, tied, alive, list_id, list_d2, list
 
 
 def _within(Q, start, stop, first_leaf, lo, hi, count, live, record, layout, value, whole,
-            X, row, radius2, out, terms):
+            X, row, radius2, out, terms, held):
     """Every live record other than ``row`` within ``radius2`` of it; returns how many."""
     q = X[row]
-    block_terms(q, layout, value, terms)
+    block_terms(q, layout, value, terms, held)
     buffer = np.empty(Q.shape[2])
     found = 0
     stack = np.empty(256, np.int64)
@@ -384,7 +384,7 @@ def _within(Q, start, stop, first_leaf, lo, hi, count, live, record, layout, val
     while depth:
         depth -= 1
         node = stack[depth]
-        if box_bound(lo, hi, node, q, layout, value, whole) > radius2:
+        if box_bound(lo, hi, node, q, layout, value, whole, held) > radius2:
             continue
         if node >= first_leaf:
             leaf_distances(Q, node - first_leaf, stop[node] - start[node], q, layout, terms,

@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.compiled import kernel
-from core.methods.block_sums import block_layout, block_terms, terms_buffer
+from core.methods.block_sums import block_layout, block_terms, query_tables
 from core.progress import TaskState
 
 __all__ = ["vmdav_compiled", "fits_compiled", "squared_distances"]
@@ -185,17 +185,17 @@ def _gather(columns, ball, inside, points):
 
 
 @kernel
-def _from_point(X, record, layout, value, terms, points, inside, out):
+def _from_point(X, record, layout, value, terms, held, points, inside, out):
     """``out[f]`` = ``_distance(X, record, row f)``, the columns summed in order
     (:func:`_pass` on the gathered rows)."""
-    block_terms(X[record], layout, value, terms)
+    block_terms(X[record], layout, value, terms, held)
     _pass(points, layout, X[record], terms, out, inside)
 
 
 @kernel
 def _extend(X, ids, alive, length, D, near, near_d2, listed, members, rho, size, largest,
-            count, gamma, tie_factor, columns, layout, value, terms, ball, points, to_group,
-            scratch):
+            count, gamma, tie_factor, columns, layout, value, terms, held, ball, points,
+            to_group, scratch):
     """Step 2b for one group; D holds the squared distances of the buffer rows from e,
     ``near[:listed]`` the positions of e's nearest (ascending, ties in input order).
 
@@ -234,7 +234,7 @@ def _extend(X, ids, alive, length, D, near, near_d2, listed, members, rho, size,
     for f in range(inside):
         to_group[f] = np.inf
     for m in range(size):
-        _from_point(X, members[m], layout, value, terms, points, inside, scratch)
+        _from_point(X, members[m], layout, value, terms, held, points, inside, scratch)
         for f in range(inside):
             to_group[f] = min(to_group[f], scratch[f])
     for f in range(inside):
@@ -248,7 +248,7 @@ def _extend(X, ids, alive, length, D, near, near_d2, listed, members, rho, size,
     work = length + inside * (size + 1)
     # d_out² is at most the distance to any other unassigned record; when even that
     # bound fails the rule, the exact d_out fails it too.
-    _from_point(X, ids[e_min], layout, value, terms, points, inside, scratch)
+    _from_point(X, ids[e_min], layout, value, terms, held, points, inside, scratch)
     bound = np.inf
     for f in range(inside):
         if f != at:
@@ -293,8 +293,8 @@ def _scan(columns, layout, q, terms, alive, pe, length, D, near, near_d2, keep):
 
 
 @kernel
-def _form_groups(X, columns, layout, value, terms, ids, alive, length, where, labels, order,
-                 negated, rank, segment, size, cursor, counts, group, count, k, gamma,
+def _form_groups(X, columns, layout, value, terms, held, ids, alive, length, where, labels,
+                 order, negated, rank, segment, size, cursor, counts, group, count, k, gamma,
                  far_factor, tie_factor, budget):
     """Form groups until ``budget`` distances are computed or fewer than k remain.
 
@@ -326,7 +326,7 @@ def _form_groups(X, columns, layout, value, terms, ids, alive, length, where, la
         last = np.searchsorted(negated, -threshold, side="right")
         e = _segment_min(segment, size, p, last)
         pe = where[e]
-        block_terms(X[e], layout, value, terms)
+        block_terms(X[e], layout, value, terms, held)
         found = _scan(columns, layout, X[e], terms, alive, pe, length, D, near, near_d2,
                       keep)
         work += length
@@ -344,8 +344,8 @@ def _form_groups(X, columns, layout, value, terms, ids, alive, length, where, la
         while gamma > 0:
             i, spent = _extend(X, ids, alive, length, D, near, near_d2, found, members,
                                rho, members_n, largest, count, gamma, tie_factor,
-                               columns, layout, value, terms, ball, points, to_group,
-                               scratch)
+                               columns, layout, value, terms, held, ball, points,
+                               to_group, scratch)
             work += spent
             if i < 0:
                 break
@@ -396,7 +396,7 @@ def vmdav_compiled(X: np.ndarray, *, k: int, gamma: float, state: TaskState):
     far_factor = 1.0 - 4.0 * (d + 2) * _EPS
     tie_factor = 1.0 + 4.0 * (d + 2) * _EPS
     codes, layout, value, _ = block_layout(X)
-    terms = terms_buffer(layout)
+    terms, held = query_tables(layout)
     group, count = 0, n
     while count >= k:
         # The buffer: unassigned records in input order, column by column.
@@ -408,7 +408,7 @@ def vmdav_compiled(X: np.ndarray, *, k: int, gamma: float, state: TaskState):
         while count >= k and count * 2 > len(ids):
             before = group
             group, count = _form_groups(
-                X, columns, layout, value, terms, ids, alive, len(ids), where, labels,
+                X, columns, layout, value, terms, held, ids, alive, len(ids), where, labels,
                 order, negated, rank, segment, size, cursor, counts, group, count, k,
                 float(gamma), far_factor, tie_factor, _BUDGET)
             for g in range(before, group):
