@@ -41,9 +41,11 @@ from core.methods.pool import _EPS, column_sums
 
 __all__ = ["SpatialPool"]
 
-# Rows per leaf (MDAV's are 64 to 128). tc-kfirst's large requests go through streams, not
-# the tree; for tc-tfirst's searches, leaves of 8 or 16 rows were no faster (100,000 ×
-# 10: 6.5 and 6.6 s against 6.2 s).
+# Rows per leaf unless the caller says (MDAV's are 64 to 128), tc-kfirst's: its large
+# requests go through streams, not the tree (30,000 × 10: 5.47 s, against 5.53 s on
+# leaves of 128; 20,000 × 20: 2.74–2.87 against 2.50–2.51 s). tc-tfirst's and
+# tc-bucket's pools serve only the farthest searches and take MDAV's leaves
+# (:func:`core.methods.tfirst_loop.build_indexes`).
 _LEAF_SIZE = 32
 # Rows per block of the streams' scan set (SpatialPool._scan_set).
 _WIDTH = 32
@@ -52,7 +54,8 @@ _WIDTH = 32
 class SpatialPool:
     """Unassigned records of ``X`` (n_records × n_attributes), positions = record numbers.
     ``check()``, if given, is called between the steps of the build (it raises to
-    cancel: a pool of a million records takes seconds to build).
+    cancel: a pool of a million records takes seconds to build). ``leaf_size``: rows per
+    leaf at most (``_LEAF_SIZE`` unless given).
 
     Examples
     --------
@@ -63,7 +66,7 @@ class SpatialPool:
     ([2], [0, 1])
     """
 
-    def __init__(self, X: np.ndarray, check=None):
+    def __init__(self, X: np.ndarray, check=None, leaf_size: int | None = None):
         check = check or (lambda: None)  # called between the steps of the build (Cancel)
         self._X = np.ascontiguousarray(X, dtype=np.float64)
         n, d = self._X.shape
@@ -77,7 +80,7 @@ class SpatialPool:
         members, starts, row_of = index.distinct_rows(self._X)
         check()
         P = self._X[members[starts[:-1]]] + 0.0
-        perm, start, stop, levels = index.build_tree(P, _LEAF_SIZE, check)
+        perm, start, stop, levels = index.build_tree(P, leaf_size or _LEAF_SIZE, check)
         self._P = np.ascontiguousarray(P[perm])
         self._Q = index.leaf_blocks(self._P, start, stop, levels)
         check()
