@@ -58,9 +58,22 @@ def _timed(root: Path, folder: Path, method: str, out: Path) -> float:
     return float(done.stdout.split()[-1])
 
 
-def rows(cases, rev: str = BEFORE):
-    """One row per case and method: ``(method, n, d, before_s, after_s, same, ratio to
-    MDAV)``; ``before_s`` and ``same`` are None without git or REV."""
+def rows(quick: bool, rev: str = BEFORE, cases=None):
+    """``benchmarks/bench_scale.py``'s rows: each method beside REV's code, ``check``
+    saying whether the labels are the same and the time over MDAV's (``quick``: 20,000
+    records)."""
+    default = [(20_000, 3), (20_000, 20)] if quick else [(100_000, 3), (100_000, 10),
+                                                          (100_000, 20)]
+    for method, n, d, before_s, after_s, same, to_mdav in _runs(cases or default, rev):
+        check = "" if same is None else "same labels; " if same else "LABELS DIFFER; "
+        yield {"task": f"{method} by dimension (before = {rev})", "size": f"{n:,} × {d}",
+               "before_s": before_s, "after_s": after_s, "target": "MDAV speed",
+               "check": f"{check}{to_mdav:.2f}× MDAV"}
+
+
+def _runs(cases, rev: str):
+    """One tuple per case and method: ``(method, n, d, before_s, after_s, same, ratio
+    to MDAV)``; ``before_s`` and ``same`` are None without git or REV."""
     import subprocess
 
     with tempfile.TemporaryDirectory() as name:
@@ -99,7 +112,7 @@ def main(argv: list[str]) -> None:
     print(f"before = {rev}; fresh processes, alternated, best of two")
     print(f"{'method':<11}{'size':>14}{'before s':>10}{'after s':>9}{'ratio':>7}"
           f"{'÷ MDAV':>8}  check")
-    for method, n, d, before_s, after_s, same, to_mdav in rows(cases, rev):
+    for method, n, d, before_s, after_s, same, to_mdav in _runs(cases, rev):
         before = f"{before_s:.2f}" if before_s is not None else "—"
         ratio = f"{after_s / before_s:.2f}" if before_s is not None else "—"
         check = "—" if same is None else "same labels" if same else "LABELS DIFFER"

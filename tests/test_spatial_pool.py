@@ -35,10 +35,11 @@ def matrix(n, d, seed, kind):
     return rng.normal(size=(n, d))
 
 
-def same_answers(X, seed, steps):
-    """Drive both pools with the same random questions and removals; compare every answer."""
+def same_answers(X, seed, steps, leaf_size=None):
+    """Drive both pools with the same random questions and removals; compare every answer
+    (``leaf_size``: the spatial pool's, its own by default)."""
     rng = np.random.default_rng(seed)
-    reference, pool = RecordPool(X), SpatialPool(X)
+    reference, pool = RecordPool(X), SpatialPool(X, leaf_size=leaf_size)
     for _ in range(steps):
         if not reference.count:
             break
@@ -110,6 +111,19 @@ def test_same_answers_as_record_pool(n, d, seed, kind):
 @pytest.mark.parametrize("kind", ["normal", "grid", "few rows"])
 def test_same_answers_on_a_deep_tree(kind):
     same_answers(matrix(1500, 3, 7, kind), 7, steps=120)
+
+
+@pytest.mark.parametrize("leaf_size", [2, 128])
+def test_a_pool_on_leaves_of_its_callers_size_answers_the_same(leaf_size):
+    """tc-tfirst's and tc-bucket's pools take MDAV's leaves
+    (:func:`core.methods.tfirst_loop.build_indexes`): the leaves hold about that many
+    rows (halves of halves, so one more at most), and every answer is the record
+    pool's."""
+    X = matrix(1500, 5, 11, "normal")
+    pool = SpatialPool(X, leaf_size=leaf_size)
+    widths = pool._stop[pool._first_leaf:] - pool._start[pool._first_leaf:]
+    assert leaf_size // 2 < widths.max() <= leaf_size + 1
+    same_answers(X, 11, steps=80, leaf_size=leaf_size)
 
 
 def test_a_stream_is_only_read_while_the_pool_stays_as_it_was():
