@@ -18,6 +18,7 @@ the default ones.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import tempfile
@@ -65,12 +66,32 @@ def _timed(root: Path, table: Path, method: str, out: Path) -> float:
     return float(done.stdout.split()[-1])
 
 
-def _worktree(rev: str, folder: Path) -> Path | None:
-    """REV checked out under ``folder`` (None without git or REV)."""
+@contextlib.contextmanager
+def before_checkout(rev: str, folder: Path):
+    """REV checked out in a git worktree under ``folder`` for the ``with`` block (None
+    without git or REV), removed afterwards."""
     where = folder / "before"
     done = subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q",
                            str(where), rev], capture_output=True, text=True)
-    return where if done.returncode == 0 else None
+    if done.returncode:
+        yield None
+        return
+    try:
+        yield where
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                        str(where)], capture_output=True)
+
+
+def best_of_two(after, before=None) -> tuple[float, float | None]:
+    """``after()`` and ``before()`` (seconds each) run twice, alternated: the faster of
+    each (``before``'s None without it)."""
+    after_s, before_s = [], []
+    for _ in range(2):
+        after_s.append(after())
+        if before is not None:
+            before_s.append(before())
+    return min(after_s), min(before_s) if before_s else None
 
 
 def rows(quick: bool, rev: str = BEFORE, cases=None):
@@ -91,32 +112,24 @@ def _cases(quick: bool) -> list:
 
 
 def _rows(cases, rev: str, folder: Path):
-    before_root = _worktree(rev, folder)
-    try:
+    with before_checkout(rev, folder) as before_root:
         for method, n, name in cases:
             X = _table(n, name)
             table = folder / "table.npy"
             np.save(table, X)
-            after_s, before_s = [], []
-            for _ in range(2):
-                after_s.append(_timed(ROOT, table, method, folder / "after.npy"))
-                if before_root is not None:
-                    before_s.append(_timed(before_root, table, method,
-                                           folder / "before.npy"))
+            after_s, before_s = best_of_two(
+                lambda: _timed(ROOT, table, method, folder / "after.npy"),
+                None if before_root is None else
+                lambda: _timed(before_root, table, method, folder / "before.npy"))
             labels = np.load(folder / "after.npy")
             assert np.bincount(labels).min() >= 5
             row = {"task": f"{method.upper()} {name}", "size": f"{n:,}×{X.shape[1]}",
-                   "after_s": round(min(after_s), 2)}
-            if before_s:
+                   "after_s": round(after_s, 2)}
+            if before_s is not None:
                 same = np.array_equal(labels, np.load(folder / "before.npy"))
-                row.update(before_s=round(min(before_s), 2),
-                           ratio=round(min(after_s) / min(before_s), 2),
+                row.update(before_s=round(before_s, 2), ratio=round(after_s / before_s, 2),
                            check="same labels" if same else "LABELS DIFFER")
             yield row
-    finally:
-        if before_root is not None:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                            str(before_root)], capture_output=True)
 
 
 def main(argv: list[str]) -> None:

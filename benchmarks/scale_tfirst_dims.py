@@ -15,6 +15,7 @@ this checkout's time over MDAV's in the same run. Cases on the command line
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -24,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from benchmarks.scale_nominal import _worktree  # noqa: E402
+from benchmarks.scale_nominal import before_checkout, best_of_two  # noqa: E402
 
 BEFORE = "12f4b22"
 _RUN = """
@@ -49,8 +50,6 @@ METHODS = ("mdav", "tc-tfirst", "tc-bucket")
 
 
 def _timed(root: Path, folder: Path, method: str, out: Path) -> float:
-    import subprocess
-
     code = _RUN.format(root=str(root), table=str(folder / "X.npy"),
                        values=str(folder / "y.npy"), method=method, out=str(out))
     done = subprocess.run([sys.executable, "-c", code], cwd=root, check=True,
@@ -74,12 +73,9 @@ def rows(quick: bool, rev: str = BEFORE, cases=None):
 def _runs(cases, rev: str):
     """One tuple per case and method: ``(method, n, d, before_s, after_s, same, ratio
     to MDAV)``; ``before_s`` and ``same`` are None without git or REV."""
-    import subprocess
-
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        before_root = _worktree(rev, folder)
-        try:
+        with before_checkout(rev, folder) as before_root:
             for n, d in cases:
                 rng = np.random.default_rng(0)
                 X = rng.normal(size=(n, d))
@@ -87,22 +83,15 @@ def _runs(cases, rev: str):
                 np.save(folder / "y.npy", X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=n))
                 mdav_s = None
                 for method in METHODS:
-                    after_s, before_s = [], []
-                    for _ in range(2):
-                        after_s.append(_timed(ROOT, folder, method, folder / "after.npy"))
-                        if before_root is not None:
-                            before_s.append(_timed(before_root, folder, method,
-                                                   folder / "before.npy"))
+                    after_s, before_s = best_of_two(
+                        lambda: _timed(ROOT, folder, method, folder / "after.npy"),
+                        None if before_root is None else
+                        lambda: _timed(before_root, folder, method, folder / "before.npy"))
                     after = np.load(folder / "after.npy")
-                    same = (np.array_equal(after, np.load(folder / "before.npy"))
-                            if before_s else None)
-                    mdav_s = mdav_s or min(after_s)
-                    yield (method, n, d, min(before_s) if before_s else None, min(after_s),
-                           same, min(after_s) / mdav_s)
-        finally:
-            if before_root is not None:
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                                str(before_root)], capture_output=True)
+                    same = (None if before_s is None else
+                            np.array_equal(after, np.load(folder / "before.npy")))
+                    mdav_s = mdav_s or after_s
+                    yield method, n, d, before_s, after_s, same, after_s / mdav_s
 
 
 def main(argv: list[str]) -> None:
