@@ -182,7 +182,7 @@ class ListedNeighbours:
         if self.list_len[row] == self.listed and d2[-1] <= boundary:
             # the list may not hold every record within the margin: ask the tree
             count = _within(*self.tree.arrays, self.X, row, boundary, self.scratch.found,
-                            *self.scratch.arrays[-2:])
+                            *self.scratch.arrays[-3:])
             within = np.sort(self.scratch.found[:count])
         else:
             within = ids[live & (d2 <= boundary)]
@@ -372,11 +372,11 @@ def _candidates(rows, need, margin, members, tied, alive, list_id, list_d2, list
 
 
 def _within(Q, start, stop, first_leaf, lo, hi, count, live, record, layout, value, whole,
-            X, row, radius2, out, terms, held):
-    """Every live record other than ``row`` within ``radius2`` of it; returns how many."""
+            X, row, radius2, out, buffer, terms, held):
+    """Every live record other than ``row`` within ``radius2`` of it; returns how many
+    (``buffer`` holds a leaf's distances)."""
     q = X[row]
     block_terms(q, layout, value, terms, held)
-    buffer = np.empty(Q.shape[2])
     found = 0
     stack = np.empty(256, np.int64)
     stack[0] = 0
