@@ -29,6 +29,20 @@ Nominal quasi-identifiers
     each attribute's indicator block as one attribute (:data:`BLOCK_AWARE`) weigh an
     indicator column less again (:data:`BLOCK_WEIGHT`).
 
+Wide tables
+    The fits above are at 10 search columns and fewer. A k-d tree of 100,000 records
+    splits on about 13 of its columns, so with more columns every search prunes less:
+    MDAV at 100,000 records took 1.7, 3.9, 6.1 and 7.9 s for the method and 0.5, 3.0,
+    10.6 and 21.8 s after it at 10, 15, 20 and 25 columns, where the model of 10 columns
+    said 1.6, 2.5, 3.3 and 4.1 s and 0.6, 1.2, 2.0 and 3.0 s; from 100,000 to 300,000
+    records at 20 columns the method grew as n^2.1 and record linkage as n^1.75. Above
+    :data:`WIDE_FROM` columns the indexed methods' cost takes :func:`wide_method_factor`
+    and the shared steps of a spatial release :func:`wide_linkage_seconds`. Columns are
+    counted as the trees hold them, a nominal attribute as one
+    (:attr:`QuasiIdentifiers.count`), so the tables with nominal attributes fitted above
+    (at most 7 such columns) keep their figures; wide tables with many nominal
+    attributes were not measured.
+
 Examples
 --------
 >>> estimate_seconds("mdav", 1_000, 5, k=3) < estimate_seconds("mdav", 100_000, 5, k=3)
@@ -46,7 +60,8 @@ from core.compiled import COMPILED
 
 __all__ = ["FAMILIES", "SHARED", "QuasiIdentifiers", "dimensions", "family_of",
            "BLOCK_AWARE", "shared_seconds", "estimate_seconds", "format_range", "estimate_text",
-           "SHOW_ABOVE"]
+           "SHOW_ABOVE", "wide_method_factor", "wide_linkage_seconds", "estimate_parts",
+           "method_share"]
 
 SHOW_ABOVE = 2.0
 """Estimates below this many seconds are not worth showing."""
@@ -254,6 +269,71 @@ def _distinct_share(attributes: QuasiIdentifiers, n: int) -> float:
     return math.sqrt(min(1.0, attributes.distinct / n))
 
 
+WIDE_FROM = 10
+"""From this many columns in the search trees (one per numeric or ordinal attribute and
+one per nominal one, :attr:`QuasiIdentifiers.count`) the k-d trees prune less with every
+column, and the fits above (at 10 columns and fewer) no longer hold."""
+
+WIDE_METHOD_SCALE, WIDE_METHOD_GROWTH, WIDE_GROWTH_CAP = 5.0, 0.055, 0.5
+"""An indexed method's cost above :data:`WIDE_FROM` columns is multiplied by
+``(2 − exp(−e/WIDE_METHOD_SCALE)) · (max(n, 10⁵)/10⁵)^min(WIDE_METHOD_GROWTH·e,
+WIDE_GROWTH_CAP)``, e the columns beyond :data:`WIDE_FROM`: per unit of cost MDAV
+took 1.6, 1.9 and 1.95 times its 10-column constant at 15, 20 and 25 columns (100,000
+records, k = 5), and from 100,000 to 300,000 records it grew as n^1.82 at 15 columns and
+n^2.1 at 20 (n^1.5 at 10). The growth stops at n²: a search that prunes nothing reads
+the records left, as the quadratic pass does (``benchmarks/bench_estimate.py``; module
+notes, Wide tables)."""
+
+WIDE_LINKAGE, WIDE_LINKAGE_GROWTH, WIDE_SCAN = 2.5e-9, 0.025, 1.0e-10
+"""Record linkage's extra seconds against a release of groups packed in space, above
+:data:`WIDE_FROM` columns: ``WIDE_LINKAGE · e² · n^1.5 · (max(n, 10⁵)/10⁵)^min(
+WIDE_LINKAGE_GROWTH·e, WIDE_GROWTH_CAP)``, at most ``WIDE_SCAN · n² · d`` (every query
+reading every original). A linked centroid's search must prove that no original lies
+nearer than its own, and at 20 columns that reads about 29 % of the originals (100,000
+records). Measured after MDAV, k = 5, minus the shared steps' model: 1.8, 8.6 and 18.8 s
+at 15, 20 and 25 columns (100,000 records), 9.7 and 58.7 s at 15 and 20 (300,000); about
+the same at k = 3 and less at k = 10 (10.0, 10.6 and 7.3 s in all after the method at
+20 columns), so k is left out."""
+
+
+def _wide(n: int, columns: int, growth: float) -> tuple[float, float]:
+    """``(e, (max(n, 10⁵)/10⁵)^min(growth·e, cap))`` for ``columns`` search columns."""
+    extra = max(0, columns - WIDE_FROM)
+    exponent = min(growth * extra, WIDE_GROWTH_CAP)
+    return float(extra), (max(n, 100_000) / 100_000) ** exponent
+
+
+def wide_method_factor(n: int, columns: int) -> float:
+    """The factor on an indexed method's cost at ``columns`` search columns (1 up to
+    :data:`WIDE_FROM`; :data:`WIDE_METHOD_SCALE`).
+
+    Examples
+    --------
+    >>> wide_method_factor(100_000, 10), round(wide_method_factor(100_000, 20), 2)
+    (1.0, 1.86)
+    """
+    extra, larger = _wide(n, columns, WIDE_METHOD_GROWTH)
+    if not extra:
+        return 1.0
+    return (2.0 - math.exp(-extra / WIDE_METHOD_SCALE)) * larger
+
+
+def wide_linkage_seconds(n: int, columns: int) -> float:
+    """Record linkage's extra seconds above :data:`WIDE_FROM` columns against groups
+    packed in space (0 up to it; :data:`WIDE_LINKAGE`).
+
+    Examples
+    --------
+    >>> wide_linkage_seconds(100_000, 10), round(wide_linkage_seconds(100_000, 20))
+    (0.0, 8)
+    """
+    extra, larger = _wide(n, columns, WIDE_LINKAGE_GROWTH)
+    if not extra:
+        return 0.0
+    return min(WIDE_LINKAGE * extra * extra * n ** 1.5 * larger,
+               WIDE_SCAN * float(n) * n * columns)
+
+
 def family_of(method: str, scope: str = "multivariate") -> tuple[str, float]:
     """The (cost model, constant) of ``method``; a method not listed is taken as quadratic
     (multivariate) or sorted (univariate, per-attribute)."""
@@ -293,7 +373,8 @@ def shared_seconds(method: str, n: int, d: "int | QuasiIdentifiers") -> float:
 
     Against groups cut along one order the steps grow with the method's ``d``
     (:func:`dimensions`); against groups packed in space their d² term (record linkage's
-    search) grows with the shared one.
+    search) grows with the shared one, and above :data:`WIDE_FROM` search columns
+    record linkage adds :func:`wide_linkage_seconds`.
 
     Examples
     --------
@@ -307,12 +388,15 @@ def shared_seconds(method: str, n: int, d: "int | QuasiIdentifiers") -> float:
         b, _ = RELEASES[method]
         return (SHARED + b * method_d) * n * math.log2(n)
     b, c = SPATIAL_RELEASE
-    return (SHARED + b * shared_d + c * shared_d * shared_d) * n * math.log2(n)
+    return ((SHARED + b * shared_d + c * shared_d * shared_d) * n * math.log2(n)
+            + wide_linkage_seconds(n, QuasiIdentifiers.of(d).count))
 
 
-def estimate_seconds(method: str, n: int, d: "int | QuasiIdentifiers", *,
-                     scope: str = "multivariate", **params) -> float | None:
-    """Rough seconds for ``method`` on ``n`` records and ``d`` quasi-identifiers.
+def estimate_parts(method: str, n: int, d: "int | QuasiIdentifiers", *,
+                   scope: str = "multivariate", **params) -> tuple[float, float] | None:
+    """Rough seconds for ``method`` on ``n`` records and ``d`` quasi-identifiers:
+    ``(method, shared)``, the method's own (preparation and partition) and the shared
+    steps' after it (:func:`shared_seconds`: aggregation, measures, verifier).
 
     Parameters
     ----------
@@ -331,15 +415,8 @@ def estimate_seconds(method: str, n: int, d: "int | QuasiIdentifiers", *,
 
     Returns
     -------
-    float or None
+    (float, float) or None
         None when there is nothing to estimate (no records or no attribute).
-
-    Examples
-    --------
-    >>> census = QuasiIdentifiers(2, (2, 20, 30, 20, 50))
-    >>> estimate_seconds("mdav", 300_000, census, k=5) > 2 * estimate_seconds(
-    ...     "mdav", 300_000, 7, k=5)
-    True
     """
     d = QuasiIdentifiers.of(d)
     method_d, _ = dimensions(d, method)
@@ -356,10 +433,48 @@ def estimate_seconds(method: str, n: int, d: "int | QuasiIdentifiers", *,
     cost = _cost(model, n, method_d, k, params.get("t"))
     if model == "indexed" and method != "gsms":  # identical rows are stored once
         cost *= _distinct_share(d, n)  # (GSMS's tree holds every record; ties cost it)
-    seconds = constant * cost + refine * n * n * method_d / k + shared_seconds(method, n, d)
+    if model == "indexed":
+        cost *= wide_method_factor(n, d.count)
+    seconds = constant * cost + refine * n * n * method_d / k
     if method == "pcp":
         seconds += PCP_COVARIANCE * n * d.width ** 2
-    return seconds
+    return seconds, shared_seconds(method, n, d)
+
+
+def estimate_seconds(method: str, n: int, d: "int | QuasiIdentifiers", *,
+                     scope: str = "multivariate", **params) -> float | None:
+    """Rough seconds for ``method`` on ``n`` records and ``d`` quasi-identifiers: the
+    sum of :func:`estimate_parts` (its parameters), or None when there is nothing to
+    estimate (no records or no attribute).
+
+    Examples
+    --------
+    >>> census = QuasiIdentifiers(2, (2, 20, 30, 20, 50))
+    >>> estimate_seconds("mdav", 300_000, census, k=5) > 2 * estimate_seconds(
+    ...     "mdav", 300_000, 7, k=5)
+    True
+    """
+    parts = estimate_parts(method, n, d, scope=scope, **params)
+    return None if parts is None else parts[0] + parts[1]
+
+
+def method_share(parts: "tuple[float, float] | None") -> float | None:
+    """The share of a run's time its method is expected to take, from
+    :func:`estimate_parts` (None for None): what the engine's progress gives the method
+    (``core.pipeline.run.run``'s ``method_share``), so that the bar keeps the clock's
+    pace where record linkage outlasts the method (wide tables) or the method is a
+    fraction of the run (PCP).
+
+    Examples
+    --------
+    >>> method_share(estimate_parts("mdav", 100_000, 10, k=5)) > 0.6
+    True
+    >>> method_share(estimate_parts("mdav", 100_000, 20, k=5)) < 0.5
+    True
+    """
+    if parts is None or sum(parts) <= 0:
+        return None
+    return parts[0] / (parts[0] + parts[1])
 
 
 def format_range(seconds: float) -> str:

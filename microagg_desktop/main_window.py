@@ -55,8 +55,10 @@ APP_TITLE = "MicroAgg Desktop"
 SAMPLE_NAME = "sample_survey.csv"
 
 
-def plan_and_run(table, *, state: TaskState, roles, method, **options):
-    """The worker's task: :func:`core.prepare_run`, then :func:`core.pipeline.run`.
+def plan_and_run(table, *, state: TaskState, roles, method, method_share=None, **options):
+    """The worker's task: :func:`core.prepare_run`, then :func:`core.pipeline.run`, its
+    progress split by ``method_share`` (the Method page's estimate; not a setting of
+    the run, so not in the request the history keeps).
 
     A stratum smaller than k is returned (not raised) so the window can offer to merge
     it and start again.
@@ -65,7 +67,7 @@ def plan_and_run(table, *, state: TaskState, roles, method, **options):
         plan = prepare_run(table, roles, method, **options)
     except SmallStratumError as error:
         return error
-    return run(plan, state)
+    return run(plan, state, method_share=method_share)
 
 
 class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
@@ -522,7 +524,8 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
     def _start_run(self) -> None:
         self._task = "run"
         self.clock.start()
-        self.runner.start(plan_and_run, self.table, **self._request)
+        self.runner.start(plan_and_run, self.table, **self._request,
+                          method_share=self.method_panel.method_share())
         self.set_status(f"Checking the settings, then running "
                         f"{get_method(self._request['method']).label}…")
         self._update_actions()

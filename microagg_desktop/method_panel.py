@@ -23,10 +23,10 @@ from core import RoleSpec
 from core.methods.registry import get_method, methods
 from core.methods.registry import Interval, Options, Parameter
 from microagg_desktop.cluster_panel import ClusterBox
-from microagg_desktop.estimate import QuasiIdentifiers
+from microagg_desktop.estimate import QuasiIdentifiers, method_share
 from microagg_desktop.state import MethodState
 from microagg_desktop.wizard_state import (group_methods, guarantee_text,
-                                           parameter_tooltip, run_seconds,
+                                           parameter_tooltip, run_parts, run_seconds,
                                            what_will_happen)
 
 __all__ = ["MethodPanel", "parameter_widget", "grouped_method_model"]
@@ -337,10 +337,23 @@ class MethodPanel(QWidget):
     def run_seconds(self, parameter: str, value: Any) -> float | None:
         """The estimated seconds of a run with these settings but ``parameter`` at
         ``value`` (a sweep's point), or None when it cannot be estimated yet."""
-        qis = self.roles_spec.quasi_identifiers if self.roles_spec is not None else ()
         return run_seconds(get_method(self.state.method),
                            {**self.state.values, parameter: value}, self.n_records,
-                           len(qis) if self.attributes is None else self.attributes)
+                           self._estimated_attributes())
+
+    def method_share(self) -> float | None:
+        """The share of the run with these settings that the method is expected to take
+        (:func:`~microagg_desktop.estimate.method_share`), for the progress bar; None
+        when it cannot be estimated."""
+        return method_share(run_parts(get_method(self.state.method), self.state.values,
+                                      self.n_records, self._estimated_attributes()))
+
+    def _estimated_attributes(self) -> "int | QuasiIdentifiers":
+        """What the time estimate knows of the quasi-identifiers: what they are, or
+        (before the data tab has described them) how many."""
+        if self.attributes is not None:
+            return self.attributes
+        return len(self.roles_spec.quasi_identifiers) if self.roles_spec is not None else 0
 
     def blocks(self) -> str | None:
         """The attribute blocks as typed ("A,B;C,D"), or None for one block of all."""

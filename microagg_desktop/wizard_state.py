@@ -25,11 +25,11 @@ from core.data.roles import Level, RoleSpec
 from core.methods.contract import Method, Parameter
 from core.methods.tfirst import tfirst_cluster_size
 from core.verify.guarantees import GUARANTEES, Guarantee
-from microagg_desktop.estimate import QuasiIdentifiers, estimate_seconds, estimate_text
+from microagg_desktop.estimate import QuasiIdentifiers, estimate_parts, estimate_text
 
 __all__ = ["MethodGroup", "group_methods", "parameter_key", "carry_values",
            "parameter_tooltip", "guarantee_text", "what_will_happen", "run_seconds",
-           "quasi_identifiers", "memory_text", "GROUP_SIZE_RULES"]
+           "run_parts", "quasi_identifiers", "memory_text", "GROUP_SIZE_RULES"]
 
 
 @dataclass(frozen=True)
@@ -317,6 +317,14 @@ def run_seconds(spec: Method, values: Mapping[str, Any], n_records: int,
     to estimate yet (no table, no quasi-identifier, k larger than the table).
     ``n_quasi_identifiers``: how many (taken as numeric), or what they are
     (:func:`quasi_identifiers`)."""
+    parts = run_parts(spec, values, n_records, n_quasi_identifiers)
+    return None if parts is None else parts[0] + parts[1]
+
+
+def run_parts(spec: Method, values: Mapping[str, Any], n_records: int,
+              n_quasi_identifiers: int | QuasiIdentifiers) -> tuple[float, float] | None:
+    """:func:`run_seconds` as the method's seconds and the shared steps' after it
+    (:func:`~microagg_desktop.estimate.estimate_parts`)."""
     k = _number(values.get("k"), None)
     t = _number(values.get("t"), None)
     count = QuasiIdentifiers.of(n_quasi_identifiers).count
@@ -326,8 +334,8 @@ def run_seconds(spec: Method, values: Mapping[str, Any], n_records: int,
     if spec.name in GROUP_SIZE_RULES and k is not None and t is not None and 0 < t <= 1:
         extra["cluster_size"] = GROUP_SIZE_RULES[spec.name](n_records, int(k), t)
     params = {name: value for name, value in values.items() if name in ("k", "refine", "t")}
-    return estimate_seconds(spec.name, n_records, n_quasi_identifiers, scope=spec.scope,
-                            **params, **extra)
+    return estimate_parts(spec.name, n_records, n_quasi_identifiers, scope=spec.scope,
+                          **params, **extra)
 
 
 def quasi_identifiers(roles: RoleSpec | None, n_records: int,

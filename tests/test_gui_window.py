@@ -200,6 +200,33 @@ def test_cancel_stops_a_long_run_quickly(qtbot, window):
     assert window.result.verification.passed
 
 
+def test_the_progress_gives_the_method_its_estimated_share(qtbot, window, monkeypatch):
+    """The bar keeps the clock's pace: the run's progress is split by the Method page's
+    estimate of the method's share (at 20 quasi-identifiers record linkage outlasts
+    MDAV), and the share is not a setting the history keeps."""
+    from microagg_desktop.estimate import estimate_parts, method_share
+
+    seen, real = [], main_window_module.run
+
+    def spy(plan, state, *, method_share=None):
+        seen.append(method_share)
+        return real(plan, state, method_share=method_share)
+
+    monkeypatch.setattr(main_window_module, "run", spy)
+    rng = np.random.default_rng(2)
+    wide = pd.DataFrame(rng.normal(size=(2_000, 20)), columns=[f"x{i}" for i in range(20)])
+    window.set_table(wide, "wide", roles={c: Role.QUASI_IDENTIFIER for c in wide})
+    window.method_panel.set_method("mdav")
+    window.method_panel.set_parameter("k", 5)
+    run_and_wait(qtbot, window)
+    attributes = window.method_panel.attributes
+    assert attributes is not None and attributes.count == 20
+    expected = method_share(estimate_parts("mdav", 2_000, attributes, k=5))
+    assert 0.0 < expected < 1.0 and seen == [pytest.approx(expected)]
+    assert window.result.verification.passed
+    assert "method_share" not in window.history.records[-1].request
+
+
 def test_a_new_run_replaces_the_running_one(qtbot, window):
     rng = np.random.default_rng(1)
     big = pd.DataFrame(rng.normal(size=(200_000, 3)), columns=["a", "b", "c"])

@@ -1,0 +1,60 @@
+"""A run's progress: split by the caller's estimate of the method's share, steady, and
+never a change to what is released."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core import RoleSpec, TaskState, prepare_run, run
+from core.pipeline.run import METHOD_SHARE
+
+MEASURING = "measuring disclosure risk and utility"
+VERIFYING = "verifying the released table"
+
+
+@pytest.fixture(scope="module")
+def plan():
+    rng = np.random.default_rng(4)
+    table = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
+    table["secret"] = rng.normal(size=300)
+    roles = RoleSpec(quasi_identifiers=("a", "b", "c"), confidential=("secret",))
+    return prepare_run(table, roles, "mdav", k=4)
+
+
+def _steps(plan, share):
+    seen = []
+    result = run(plan, TaskState(lambda fraction, message: seen.append((fraction, message))),
+                 method_share=share)
+    return result, seen
+
+
+def _at(seen, message):
+    return next(fraction for fraction, said in seen if said == message)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.one_of(st.none(), st.floats(0.0, 1.0)))
+def test_the_method_gets_the_share_given_and_the_rest_follows_in_order(plan, share):
+    result, seen = _steps(plan, share)
+    fractions = [fraction for fraction, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    expected = METHOD_SHARE if share is None else min(max(share, 0.05), 0.95)
+    rest = 1.0 - expected
+    assert _at(seen, MEASURING) == pytest.approx(expected + 0.1 * rest)
+    assert _at(seen, VERIFYING) == pytest.approx(expected + 0.9 * rest)
+    method = [fraction for fraction, said in seen if said.startswith("MDAV")
+              and not said.endswith("done")]
+    assert method and max(method) <= expected + 1e-12
+
+
+def test_the_split_of_the_progress_changes_nothing_released(plan):
+    default, _ = _steps(plan, None)
+    for share in (0.1, 0.5, 0.9):
+        other, _ = _steps(plan, share)
+        pd.testing.assert_frame_equal(other.masked, default.masked)
+        assert np.array_equal(other.labels, default.labels)
+        assert other.metrics == default.metrics
