@@ -40,8 +40,9 @@ Wide tables
     and the shared steps of a spatial release :func:`wide_linkage_seconds`. Columns are
     counted as the trees hold them, a nominal attribute as one
     (:attr:`QuasiIdentifiers.count`), so the tables with nominal attributes fitted above
-    (at most 7 such columns) keep their figures; wide tables with many nominal
-    attributes were not measured.
+    (at most 7 such columns) keep their figures. On a table of ten nominal attributes
+    the growth per nominal attribute is held after four (:data:`NOMINAL_GROWTH_UPTO`),
+    and V-MDAV takes the factor too (:data:`BALL_METHODS`).
 
 Examples
 --------
@@ -191,6 +192,14 @@ took 120 s (0.74) but the five-nominal one 841 s (1.97, the top of the range sho
 with many nominal attributes the searches grow faster than n·√n, which a fit at 100,000
 and 300,000 does not see."""
 
+NOMINAL_GROWTH_UPTO = 4
+"""The growth per nominal attribute stops after this many (the fit's tables had up to
+five): on a table of four numeric or ordinal and ten nominal attributes (162
+categories, ``census-wide`` in ``benchmarks/bench_estimate.py``) it put record linkage
+and the other shared steps at 9.8 s where they took 2.7 s (MDAV, 100,000 records) and
+PCP at 30 s where it took 7.3 s (300,000 records); held after four, the estimates came
+to 0.66–1.25 times those runs."""
+
 
 BLOCK_AWARE = frozenset({"mdav", "cbfs", "tfrp", "tc-merge", "tc-tfirst"})
 """The methods whose searches bound a nominal attribute's indicator columns as one
@@ -245,7 +254,7 @@ def dimensions(attributes: "int | QuasiIdentifiers", method: str | None = None
     indicators = sum(attributes.nominal)
     if not indicators:
         return float(attributes.numeric), float(attributes.numeric)
-    growth = NOMINAL_GROWTH ** (len(attributes.nominal) - 1)
+    growth = NOMINAL_GROWTH ** min(len(attributes.nominal) - 1, NOMINAL_GROWTH_UPTO)
     weighted = NOMINAL_WEIGHT * growth * indicators
     shared = attributes.numeric + 2.0 * math.sqrt(weighted)
     if method in BLOCK_AWARE:
@@ -294,6 +303,16 @@ records). Measured after MDAV, k = 5, minus the shared steps' model: 1.8, 8.6 an
 at 15, 20 and 25 columns (100,000 records), 9.7 and 58.7 s at 15 and 20 (300,000); about
 the same at k = 3 and less at k = 10 (10.0, 10.6 and 7.3 s in all after the method at
 20 columns), so k is left out."""
+
+
+BALL_METHODS = frozenset({"vmdav"})
+"""Methods of another cost model that the width slows as it does the indexed ones, and
+so take :func:`wide_method_factor` too: V-MDAV passes over every unassigned record per
+group (quadratic), but its extension measures a ball around the group's first record
+(:mod:`core.methods.vmdav_kernel`) that holds more records with every column. Its
+method took 2.9 times the quadratic model at 30,000 × 20 (3.2 s) and 2.6 times on four
+numeric and ten nominal attributes at 50,000 records (19.8 s); with the factor, 1.6 and
+1.7 times."""
 
 
 def _wide(n: int, columns: int, growth: float) -> tuple[float, float]:
@@ -433,7 +452,7 @@ def estimate_parts(method: str, n: int, d: "int | QuasiIdentifiers", *,
     cost = _cost(model, n, method_d, k, params.get("t"))
     if model == "indexed" and method != "gsms":  # identical rows are stored once
         cost *= _distinct_share(d, n)  # (GSMS's tree holds every record; ties cost it)
-    if model == "indexed":
+    if model == "indexed" or method in BALL_METHODS:
         cost *= wide_method_factor(n, d.count)
     seconds = constant * cost + refine * n * n * method_d / k
     if method == "pcp":

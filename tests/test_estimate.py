@@ -276,6 +276,25 @@ MEASURED_NOMINAL_OTHERS = [
 ]
 
 
+# Four numeric or ordinal and ten nominal attributes (bench_estimate.py's census-wide,
+# 14 search columns, 166 embedded; k = 5): method, records, seconds. The growth per
+# nominal attribute, fitted on up to five, put PCP at 300,000 records at "about 15–60
+# seconds" for 7.3 s (estimate.NOMINAL_GROWTH_UPTO), and V-MDAV, of the quadratic
+# model, at "about 4–17 seconds" for 20.8 s (estimate.BALL_METHODS).
+CENSUS_WIDE = (4, (2, 5, 20, 30, 20, 50, 10, 15, 4, 6), None)
+MEASURED_NOMINAL_WIDE = [
+    ("mdav", 30_000, 1.43), ("mdav", 100_000, 10.01), ("mdav", 300_000, 54.45),
+    ("cbfs", 100_000, 10.65), ("pcp", 300_000, 7.27), ("vmdav", 50_000, 20.83),
+    ("gsms", 30_000, 10.80),
+]
+
+
+@pytest.mark.parametrize("method, n, seconds", MEASURED_NOMINAL_WIDE)
+def test_many_nominal_attributes_fall_inside_the_range_shown(method, n, seconds):
+    guess = estimate_seconds(method, n, QuasiIdentifiers(*CENSUS_WIDE), k=5)
+    assert guess >= SHOW_ABOVE and guess / 2 <= seconds <= 2 * guess
+
+
 @pytest.mark.parametrize("attributes, n, seconds", MEASURED_NOMINAL)
 def test_nominal_runs_fall_inside_the_range_shown(attributes, n, seconds):
     guess = estimate_seconds("mdav", n, QuasiIdentifiers(*attributes), k=5)
