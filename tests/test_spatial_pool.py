@@ -35,11 +35,15 @@ def matrix(n, d, seed, kind):
     return rng.normal(size=(n, d))
 
 
-def same_answers(X, seed, steps, leaf_size=None):
+def same_answers(X, seed, steps, leaf_size=None, records=None):
     """Drive both pools with the same random questions and removals; compare every answer
-    (``leaf_size``: the spatial pool's, its own by default)."""
+    (``leaf_size``: the spatial pool's, its own by default; ``records``: the spatial pool
+    built on those alone, the reference with the others removed)."""
     rng = np.random.default_rng(seed)
-    reference, pool = RecordPool(X), SpatialPool(X, leaf_size=leaf_size)
+    reference = RecordPool(X)
+    pool = SpatialPool(X, leaf_size=leaf_size, records=records)
+    if records is not None:
+        reference.remove(np.setdiff1d(np.arange(len(X)), records))
     for _ in range(steps):
         if not reference.count:
             break
@@ -124,6 +128,22 @@ def test_a_pool_on_leaves_of_its_callers_size_answers_the_same(leaf_size):
     widths = pool._stop[pool._first_leaf:] - pool._start[pool._first_leaf:]
     assert leaf_size // 2 < widths.max() <= leaf_size + 1
     same_answers(X, 11, steps=80, leaf_size=leaf_size)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 200), d=st.integers(1, 4), seed=st.integers(0, 10**6),
+       kind=st.sampled_from(["normal", "grid", "few rows", "signed zeros", "indicators"]),
+       share=st.floats(0.01, 0.5), leaf_size=st.sampled_from([None, 2, 128]))
+def test_a_pool_built_on_the_records_left_answers_as_the_pool_they_were_left_in(
+        n, d, seed, kind, share, leaf_size):
+    """tc-tfirst and tc-bucket build their pool again on the records left as they halve
+    (:func:`core.methods.tfirst_loop.pool_on_live`): a pool on some records (at most half,
+    so the reference's sum is taken afresh too) answers every question, its centroid
+    included, as the reference with the others removed, removals after it as well."""
+    X = matrix(n, d, seed, kind)
+    rng = np.random.default_rng(seed)
+    records = np.sort(rng.choice(n, size=max(1, int(share * n)), replace=False))
+    same_answers(X, seed, steps=40, leaf_size=leaf_size, records=records)
 
 
 def test_a_stream_is_only_read_while_the_pool_stays_as_it_was():

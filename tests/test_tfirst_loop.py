@@ -44,12 +44,14 @@ def confidential(X, seed, kind):
 
 def small_indexes(patch, deep, reindex):
     """``deep``: leaves of a few rows, trees many levels deep at a few hundred records;
-    ``reindex``: every subset index built again once half of it has emptied."""
+    ``reindex``: every subset index, and the pool of everyone, built again once half of
+    it has emptied."""
     if deep:
         patch.setattr(spatial_index, "LEAF_SIZE", 4)
         patch.setattr(spatial_pool, "_LEAF_SIZE", 2)
     if reindex:
         patch.setattr(spatial_subsets, "_REINDEX_FROM", 1)
+        patch.setattr(tfirst_loop, "_REBUILD_FROM", 1)
 
 
 def both_labels(X, attributes, k, t):
@@ -124,6 +126,24 @@ def test_the_helpers_answers_and_the_ones_taken_back_are_the_reference(patience,
         assert compiled.served > 0
     if hold:  # the helper was held, and the run's thread tried to take its task back
         assert compiled.tried > 0
+
+
+@pytest.mark.parametrize("helper", [False, True])
+def test_the_pool_of_everyone_built_again_gives_the_reference_clusters(helper, monkeypatch):
+    """The pool of everyone is built again as its records halve (pool_on_live), between
+    stretches of the loop; with every task left to the helper, whose farthest searches
+    read that pool, the helper is handed the new one (an old pool no longer follows the
+    removals: its farthest record would be one already taken)."""
+    monkeypatch.setattr(tfirst_loop, "_REBUILD_FROM", 64)
+    monkeypatch.setattr(tfirst_loop, "_STEPS", 256)  # short stretches: rebuilds between
+    monkeypatch.setattr(tfirst_loop, "_two_threads", lambda levels, size: helper)
+    monkeypatch.setattr(tfirst_loop, "_LEAVE_TO_HELPER", helper)
+    X = matrix(3000, 3, 17, "normal")
+    attributes = confidential(X, 17, "tied to X")
+    compiled, reference = both_labels(X, attributes, 4, 0.1)
+    np.testing.assert_array_equal(compiled.labels, reference)
+    assert compiled.rebuilt >= 4
+    assert (compiled.served > 0) == helper
 
 
 def test_x1_taken_by_x0s_cluster_is_searched_again():

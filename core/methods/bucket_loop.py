@@ -9,7 +9,8 @@ progress and Cancel), on the structures of t-closeness-first's loop
 (:class:`~core.methods.spatial_pool.SpatialPool`, its state handed over) for the
 centroid and the seed, and one spatial index per bucket
 (:class:`~core.methods.spatial_subsets.SubsetIndex`) for the nearest records, on one
-thread.
+thread; the pool is built again on the records left as they halve
+(:func:`~core.methods.tfirst_loop.pool_on_live`).
 
 Exactness: the nearest records of a bucket are its nearest in the reference's distances,
 ties to the first in input order, and the centroid is the pool's own running sum, so the
@@ -144,6 +145,7 @@ def bucket_classes(X: np.ndarray, codes: np.ndarray, types: np.ndarray,
         in_bucket[records] = np.arange(len(records))
     everyone, indexes = loop.build_indexes(X, members, state.check)
     pool, st, leaf = loop.take_over(everyone, indexes)
+    del everyone  # its arrays are the pool's now, and it is built again as it empties
     m = max(int(types.max(initial=0)), 1)
     part = tasks.thread_scratch(len(pool[14]), indexes.scratch_shape[0], m, leaf, d, b) + (
         np.zeros(d),)
@@ -159,6 +161,10 @@ def bucket_classes(X: np.ndarray, codes: np.ndarray, types: np.ndarray,
         _classes(chunk, n_classes, types, type_count, indexes.trees, indexes.subsets, codes,
                  in_bucket, pool, part, want, found, near_id, near_d2, chosen, labels, st)
         indexes.reindex()
+        if st[tasks.CLUSTERS] < n_classes and loop.rebuild_due(pool):
+            total, alive = pool[1], pool[2]
+            pool = None  # the old pool goes before the new one is built
+            pool = loop.pool_on_live(X, total, alive, st, state.check)
         if st[tasks.BAD] or part[8][3]:
             raise AssertionError("bucket index: a planned class found too few records")
         done = int(st[tasks.CLUSTERS])

@@ -55,7 +55,10 @@ class SpatialPool:
     """Unassigned records of ``X`` (n_records × n_attributes), positions = record numbers.
     ``check()``, if given, is called between the steps of the build (it raises to
     cancel: a pool of a million records takes seconds to build). ``leaf_size``: rows per
-    leaf at most (``_LEAF_SIZE`` unless given).
+    leaf at most (``_LEAF_SIZE`` unless given). ``records`` (ascending record numbers):
+    a pool of those alone, the others already removed, as a loop builds its pool again
+    on the records left (:func:`core.methods.tfirst_loop.pool_on_live`); ``anchor``: the
+    point the farthest searches' shell is sorted from (the centroid unless given).
 
     Examples
     --------
@@ -66,23 +69,30 @@ class SpatialPool:
     ([2], [0, 1])
     """
 
-    def __init__(self, X: np.ndarray, check=None, leaf_size: int | None = None):
+    def __init__(self, X: np.ndarray, check=None, leaf_size: int | None = None,
+                 records: np.ndarray | None = None, anchor: np.ndarray | None = None):
         check = check or (lambda: None)  # called between the steps of the build (Cancel)
         self._X = np.ascontiguousarray(X, dtype=np.float64)
         n, d = self._X.shape
-        self.count = n
-        self._buffer = n  # the count when the sum was last taken afresh (RecordPool's buffer)
-        self._sum = column_sums(self._X)
-        self._alive = np.ones(n, dtype=bool)
+        own = self._X if records is None else self._X[records]
+        self.count = len(own)
+        self._buffer = self.count  # the count when the sum was last taken afresh
+        self._sum = column_sums(own)
+        self._alive = np.zeros(n, dtype=bool)
+        self._alive[slice(None) if records is None else records] = True
         self._blocked = np.zeros(n, dtype=np.bool_)
-        self._max_norm = float(np.sqrt(np.einsum("ij,ij->i", self._X, self._X).max())) \
-            if n else 0.0
-        members, starts, row_of = index.distinct_rows(self._X)
+        self._max_norm = float(np.sqrt(np.einsum("ij,ij->i", own, own).max())) \
+            if len(own) else 0.0
+        members, starts, row_of = index.distinct_rows(own)
+        if records is not None:  # the rows' queues in record numbers, still ascending
+            members = np.asarray(records, dtype=np.int64)[members]
+            row_of, own_rows = np.zeros(n, dtype=np.int64), row_of
+            row_of[records] = own_rows
         check()
         P = self._X[members[starts[:-1]]] + 0.0
         perm, start, stop, levels = index.build_tree(P, leaf_size or _LEAF_SIZE, check)
         self._P = np.ascontiguousarray(P[perm])
-        self._Q = index.leaf_blocks(self._P, start, stop, levels)
+        self._Q, self._levels = None, levels  # the leaves' blocks, made when first searched
         check()
         self._head = starts[:-1][perm].copy()
         self._end = starts[1:][perm].copy()
@@ -92,9 +102,9 @@ class SpatialPool:
         inverse[perm] = np.arange(len(perm))
         self._row_of = inverse[row_of]
         self._members = members
-        self._slot_of = np.empty(n, dtype=np.int64)
-        self._slot_of[members] = np.arange(n)
-        self._nxt = np.arange(n + 1, dtype=np.int64)
+        self._slot_of = np.zeros(n, dtype=np.int64)
+        self._slot_of[members] = np.arange(len(members))
+        self._nxt = np.arange(len(members) + 1, dtype=np.int64)
         self._first_leaf = (1 << levels) - 1
         self._start, self._stop = start, stop
         self._leaf_of = np.zeros(len(P), dtype=np.int64)
@@ -119,8 +129,8 @@ class SpatialPool:
         self._anchor = np.zeros(d)
         self._shell_work = 0
         check()
-        if n:
-            self._move_anchor(self.centroid())
+        if self.count:
+            self._move_anchor(self.centroid() if anchor is None else anchor)
         check()
         # The farthest-record search reads the leaves through the float32 screen.
         self._screen = spatial_tree.screen_blocks(self._P, start, stop, levels, self._lo,
@@ -249,6 +259,8 @@ class SpatialPool:
         if include is not None:
             blocked[include] = True
         capacity = 2 * max(wanted, 0) + 32  # candidates kept before the m best are selected
+        if self._Q is None:  # not made for a pool that only a loop's farthest searches read
+            self._Q = index.leaf_blocks(self._P, self._start, self._stop, self._levels)
         cand_d2, cand_id = np.empty(capacity), np.empty(capacity, dtype=np.int64)
         try:
             size = kernels.nearest_live(

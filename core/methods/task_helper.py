@@ -171,12 +171,12 @@ class TaskHelper:
         probe = self._since >= every
         if probe:
             self._since = 0
-        two = (self._two != probe) and self._idle.is_set()
+        if arguments is not None and self._idle.is_set():
+            self._arguments = arguments
+        two = (self._two != probe) and self._idle.is_set() and self._arguments is not None
         self._ctrl[self._ON] = int(two)
         self._woken = two
         if two:
-            if arguments is not None:
-                self._arguments = arguments
             self._idle.clear()
             self._ctrl[self._STOP] = 0
             self._wake.set()
@@ -204,6 +204,14 @@ class TaskHelper:
     def two_threads(self) -> bool:
         """The way taken between probes (True: two threads)."""
         return self._two
+
+    def release(self) -> None:
+        """Let go of ``serve``'s arguments while the helper is idle (a loop about to build
+        one of its structures again frees the old one first); until a :meth:`begin`
+        gives new ones, the stretches run on one thread."""
+        if not self._idle.is_set():
+            raise RuntimeError("the helper is still serving: its arguments are in use")
+        self._arguments = None
 
     def close(self) -> None:
         """Stop the helper (a daemon thread: never waited for beyond a few seconds)."""

@@ -8,7 +8,9 @@ without returning to Python between clusters (a budget of clusters per call, abo
 tenth of a second, then progress and Cancel), on the structures of the compiled path:
 the pool of every record (:class:`~core.methods.spatial_pool.SpatialPool`, its state
 handed over) for the centroid and the farthest records, and one spatial index per
-subset (:class:`~core.methods.spatial_subsets.SubsetIndex`) for the nearest ones.
+subset (:class:`~core.methods.spatial_subsets.SubsetIndex`) for the nearest ones. Each
+is built again on the records it has left as they halve (:func:`pool_on_live`,
+:meth:`~core.methods.spatial_subsets.SubsetIndex.reindex`), between calls.
 
 Tasks
     A cluster's searches are independent tasks, run on two threads
@@ -40,7 +42,7 @@ from core.methods import tfirst_tasks as tasks
 from core.progress import TaskState, next_budget
 from core.threads import second_thread_allowed
 
-__all__ = ["LoopRun", "build_indexes", "tfirst_clusters"]
+__all__ = ["LoopRun", "build_indexes", "pool_on_live", "rebuild_due", "tfirst_clusters"]
 
 _STEPS = 64  # progress reports per run at least
 # Slots of the integer state vector.
@@ -197,6 +199,39 @@ def build_indexes(X: np.ndarray, subsets: list, check=None):
     return everyone, indexes.result()
 
 
+_REBUILD_FROM = 4096  # live rows: below this the pool of everyone is not built again
+
+
+def rebuild_due(pool: tuple) -> bool:
+    """Whether the pool of everyone (:func:`take_over`'s tuple) is to be built again on
+    its live records (:func:`pool_on_live`): once half of the rows it was built on have
+    emptied and at least ``_REBUILD_FROM`` are live, as MDAV's index
+    (:mod:`core.methods.spatial_heuristics`)."""
+    live_rows, rows = int(pool[18][0]), len(pool[3])
+    return 2 * live_rows <= rows and live_rows >= _REBUILD_FROM
+
+
+def pool_on_live(X: np.ndarray, total: np.ndarray, alive: np.ndarray, st: np.ndarray,
+                 check=None) -> tuple:
+    """A pool of everyone built on the live records (``alive``) alone, to replace one
+    whose rows have halved (:func:`rebuild_due`); the caller lets go of the old one first,
+    so the two are never held together. Only while no search reads the pool.
+
+    Its leaves then hold live rows only, so the farthest searches, the anchor's sort of
+    the rows and the removals pass over no emptied ones: tc-tfirst's clusters at
+    100,000 × 10 on one thread took 4.25 s against 4.97 s (the farthest searches 1.40 s
+    against 1.87 s, MDAV's 1.31 s). The records' running sum (``total``) and its
+    schedule (``st``'s count and buffer) carry over as they are, the shell is sorted from
+    the centroid, and every answer is exact, so the labels are the same."""
+    from core.methods.spatial_pool import SpatialPool
+
+    fresh = SpatialPool(X, check, leaf_size=index.LEAF_SIZE, records=np.flatnonzero(alive),
+                        anchor=total / st[_COUNT])
+    arrays, (_, _, n_shell, shell_work) = fresh.hand_over()
+    st[_N_SHELL], st[_SHELL_WORK] = n_shell, shell_work
+    return (X, total, alive) + arrays[3:]
+
+
 def _widest_leaf(start: np.ndarray, stop: np.ndarray, first_leaf: int) -> int:
     return int((stop[first_leaf:] - start[first_leaf:]).max(initial=0)) + 1
 
@@ -231,11 +266,13 @@ def _two_threads(levels: int, size: int) -> bool:
 class LoopRun(NamedTuple):
     """What :func:`tfirst_clusters` returns: the labels (n_records,) and how the two
     threads shared the work (for the tests): x₁ searched again after x₀'s cluster took
-    it (``again``), tasks the helper answered (``served``), answers taken back from it
-    (``gave_up``) and attempts to take one back from a task it held (``tried``)."""
+    it (``again``), the pool of everyone built again (``rebuilt``, :func:`pool_on_live`),
+    tasks the helper answered (``served``), answers taken back from it (``gave_up``) and
+    attempts to take one back from a task it held (``tried``)."""
 
     labels: np.ndarray
     again: int
+    rebuilt: int
     served: int
     gave_up: int
     tried: int
@@ -255,6 +292,7 @@ def tfirst_clusters(X: np.ndarray, subsets: list[np.ndarray], per: int,
     n, d = X.shape
     everyone, indexes = build_indexes(X, subsets, state.check)
     pool, st, leaf = take_over(everyone, indexes)
+    del everyone  # its arrays are the pool's now, and it is built again as it empties
     start, first_leaf = pool[14], pool[13]
     trees, size = indexes.trees, len(subsets)
     st[_PENDING] = -1
@@ -270,24 +308,34 @@ def tfirst_clusters(X: np.ndarray, subsets: list[np.ndarray], per: int,
     labels = np.full(n, -1, dtype=np.int64)
     levels = int(first_leaf + 1).bit_length() - 1
     two = _two_threads(levels, size)
-    runner = helper.TaskHelper(ctrl, tasks._serve, (ctrl, shared[1], want, shared[2], shared[4],
-                                              trees, pool, parts[1])) if two else None
+    def serving():  # the helper's arguments, with the pool of the moment
+        return (ctrl, shared[1], want, shared[2], shared[4], trees, pool, parts[1])
+
+    runner = helper.TaskHelper(ctrl, tasks._serve, serving()) if two else None
     most = max(1, -(-per // _STEPS))
     chunk = min(16, most)
+    rebuilt = 0
     try:
         while st[_CLUSTERS] < per:
             began = time.perf_counter()
             before = st[_CLUSTERS]
             if runner is not None:
-                runner.begin()
+                runner.begin(serving())
             try:
                 _form(chunk, per, int(extras_per_cluster), counts, trees, indexes.subsets,
                       pool, shared, parts, want, chosen, labels, st)
             finally:
                 if runner is not None:
                     runner.end(time.perf_counter() - began, int(st[_CLUSTERS] - before))
-            if runner is None or runner.idle:  # no helper reading the indexes
+            if (runner is None or runner.idle) and st[_CLUSTERS] < per:  # no helper reading
                 indexes.reindex()
+                if rebuild_due(pool):
+                    total, alive = pool[1], pool[2]
+                    pool = None  # the old pool goes before the new one is built
+                    if runner is not None:
+                        runner.release()
+                    pool = pool_on_live(X, total, alive, st, state.check)
+                    rebuilt += 1
             if st[_BAD] or any(part[8][3] for part in parts):
                 raise AssertionError("subset index: a record taken out of its row's order")
             state.step(st[_CLUSTERS] / per, f"t-closeness-first: {st[_CLUSTERS]} clusters "
@@ -297,7 +345,7 @@ def tfirst_clusters(X: np.ndarray, subsets: list[np.ndarray], per: int,
     finally:
         if runner is not None:
             runner.close()
-    return LoopRun(labels, again=int(st[_AGAIN]),
+    return LoopRun(labels, again=int(st[_AGAIN]), rebuilt=rebuilt,
                    served=runner.served if runner is not None else 0,
                    gave_up=runner.gave_up if runner is not None else 0,
                    tried=int(ctrl[helper.TRIED]))
