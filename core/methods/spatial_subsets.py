@@ -96,7 +96,7 @@ class SubsetIndex:
         records_of = [np.ascontiguousarray(records, dtype=np.int64) for records in subsets]
         levels, widest = 0, 1
         for records in records_of:
-            tree, depth, _ = spatial_tree.row_tree(X[records], np.zeros(X.shape[1]), check)
+            tree, depth, _ = spatial_tree.row_tree(X[records], None, check)  # nearest only
             self.plain_trees.append(tree + (np.zeros(len(tree[0]), dtype=np.int64),))
             levels = max(levels, depth)
             widest = max(widest, int((tree[8] - tree[7]).max(initial=0)) + 1)
@@ -113,8 +113,7 @@ class SubsetIndex:
         _live_rows(self._trees, sizes)
         for g in np.flatnonzero((2 * sizes[:, 1] <= sizes[:, 0])
                                 & (sizes[:, 1] >= _REINDEX_FROM)):
-            tree, _, _ = spatial_tree.reindex(self.plain_trees[g][:15],
-                                              np.zeros(self.plain_trees[g][0].shape[1]))
+            tree, _, _ = spatial_tree.reindex(self.plain_trees[g][:15], None)
             self.plain_trees[g] = tree + (np.zeros(len(tree[0]), dtype=np.int64),)
             _replace(self._trees, int(g), self.plain_trees[g])
 

@@ -85,7 +85,7 @@ def cell_splits(lo: np.ndarray, hi: np.ndarray):
     return axis, hi[2 * nodes + 1, axis].copy(), lo[2 * nodes + 2, axis].copy()
 
 
-def row_tree(X: np.ndarray, anchor: np.ndarray, check=None):
+def row_tree(X: np.ndarray, anchor: np.ndarray | None, check=None):
     """The records of ``X`` on the spatial index, as the searches take it; returns
     ``(tree, levels, order)``.
 
@@ -95,6 +95,8 @@ def row_tree(X: np.ndarray, anchor: np.ndarray, check=None):
     rows in k-d tree order, the leaves' boxes, counts and largest ρ² (squared distance
     to ``anchor``) set, and the float32 screen with the cells' splits. ``order`` is the
     rows sorted by ρ², largest first (the shell of the farthest-from-centroid search).
+    ``anchor`` None: a tree only searched for nearest records (ρ² all 0, so a record's
+    removal never looks for its leaf's largest ρ² again; no shell, ``order`` empty).
     ``check`` is called between the steps (Cancel).
     """
     check = check or (lambda: None)
@@ -104,7 +106,7 @@ def row_tree(X: np.ndarray, anchor: np.ndarray, check=None):
                        row_of, anchor, check)
 
 
-def reindex(tree, anchor: np.ndarray, check=None):
+def reindex(tree, anchor: np.ndarray | None, check=None):
     """The live rows of ``tree`` on a tree of their own, as :func:`row_tree` builds it:
     ``(tree, levels, order)``.
 
@@ -157,7 +159,10 @@ def _index_rows(rows: _Rows, head, end, members, row_of, anchor, check):
     n_nodes = len(start)
     lo, hi = np.zeros((n_nodes, d)), np.zeros((n_nodes, d))
     cnt, top, rho2 = np.zeros(n_nodes, dtype=np.int64), np.zeros(n_nodes), np.zeros(len(P))
-    order = index._anchor_at(anchor, P, head, end, rho2)
+    if anchor is None:
+        order = np.zeros(0, dtype=np.int64)
+    else:
+        order = index._anchor_at(anchor, P, head, end, rho2)
     index._refresh_all(first_leaf, start, stop, head, end, P, rho2, lo, hi, cnt, top)
     check()
     screen = screen_blocks(P, start, stop, levels, lo, hi)
