@@ -84,6 +84,10 @@ class _SubState(TaskState):
 
     def step(self, fraction: float, message: str = "") -> None:
         self.fraction = min(max(float(fraction), 0.0), 1.0)
-        self._parent.step(self._start + (self._stop - self._start) * self.fraction, message)
+        # At most stop: start + (stop − start) · 1 may round above it (0.26875 to
+        # 0.9187500000000001 gives 0.9187500000000002), and the parent's next step, at
+        # stop, would go back.
+        self._parent.step(min(self._start + (self._stop - self._start) * self.fraction,
+                              self._stop), message)
 
 

@@ -36,6 +36,27 @@ def _at(seen, message):
     return next(fraction for fraction, said in seen if said == message)
 
 
+@given(st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.floats(0.0, 1.0))
+def test_a_part_of_the_progress_never_reports_beyond_its_end(a, b, fraction):
+    """A part's progress stays within its span, so the step after it, at the span's end,
+    never goes back (a method's share of 0.1875 put the measures at 0.26875 to
+    0.9187500000000001, and their last step at 0.9187500000000002)."""
+    start, stop = min(a, b), max(a, b)
+    seen = []
+    part = TaskState(lambda value, message: seen.append(value)).sub(start, stop)
+    part.step(fraction)
+    part.step(1.0)
+    assert start <= seen[0] <= seen[1] == stop
+
+
+def test_the_rounding_that_once_sent_the_bar_back():
+    start, stop = 0.26875, 0.9187500000000001
+    assert start + (stop - start) * 1.0 > stop
+    seen = []
+    TaskState(lambda value, message: seen.append(value)).sub(start, stop).step(1.0)
+    assert seen == [stop]
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.one_of(st.none(), st.floats(0.0, 1.0)))
 def test_the_method_gets_the_share_given_and_the_rest_follows_in_order(plan, share):
