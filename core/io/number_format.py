@@ -157,13 +157,6 @@ def classify(values, *, decimal: str | None = None, thousands: str | None = None
 # string methods cost about 0.3 ms a call whatever the size, ten calls a column, so a
 # file of 5,000 columns spent 28 s of its 30 s read on the sample's verdicts.
 _FEW = 64
-_PATTERNS: dict[str, re.Pattern] = {}
-
-
-def _pattern(regex: str) -> re.Pattern:
-    if regex not in _PATTERNS:
-        _PATTERNS[regex] = re.compile(regex)
-    return _PATTERNS[regex]
 
 
 def _classify_few(distinct: np.ndarray, decimal: str | None, thousands: str | None
@@ -194,7 +187,7 @@ def _classify_few(distinct: np.ndarray, decimal: str | None, thousands: str | No
         return Verdict("plain")
     present = set("".join(text)) & _SEPARATORS
     allowed = _formats(present, decimal, thousands)
-    whole = [f for f in allowed if all(_pattern(f.regex).fullmatch(v) for v in text)]
+    whole = [f for f in allowed if all(map(re.compile(f.regex).fullmatch, text))]  # re caches
     if not whole:
         return None  # mixed or text: the pandas path names the values
     readings: dict[bytes, list[NumberFormat]] = {}
