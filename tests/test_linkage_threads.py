@@ -110,12 +110,13 @@ def test_an_error_on_the_helper_reaches_the_caller(two_threads, monkeypatch):
 
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(20, 400), st.integers(1, 5),
-       st.sampled_from([0.5, 3.0, 20.0]))
-def test_the_pruned_search_is_the_reference_for_queries_anywhere(seed, n, d, spread):
+       st.sampled_from([0.5, 3.0, 20.0]), st.sampled_from([16384, 64, 4, 1]))
+def test_the_pruned_search_is_the_reference_for_queries_anywhere(seed, n, d, spread, part):
     """Queries inside and far outside the points, each bounded by its distance to a
     random point (so some point is within reach): the compiled search, which prunes a
     node by a lower bound of its box distance before reading the box, gives the
-    reference's minimum and ties."""
+    reference's minimum and ties, whatever the parts the queries are put in order by
+    (the default leaves these few points one part)."""
     rng = np.random.default_rng(seed)
     points = np.unique(np.round(rng.standard_normal((n, d)) * 4) / 4, axis=0)  # a grid
     n = len(points)
@@ -123,10 +124,44 @@ def test_the_pruned_search_is_the_reference_for_queries_anywhere(seed, n, d, spr
     targets = rng.integers(0, n, len(queries))
     bound = ((queries - points[targets]) ** 2).sum(axis=1)
     multiplicity = np.ones(n)
-    fast = linkage.link_queries(points, multiplicity, queries, bound, targets)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(linkage, "_PART_POINTS", part)
+        fast = linkage.link_queries(points, multiplicity, queries, bound, targets)
     reference = linkage.link_reference(points, multiplicity, queries, bound)
     np.testing.assert_array_equal(fast[0], reference[0])
     np.testing.assert_array_equal(fast[1], reference[1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 500), st.integers(1, 4),
+       st.sampled_from([1, 3, 40, 16384]), st.booleans())
+def test_queries_are_searched_part_by_part_then_by_their_anchors(seed, n, d, part, grid):
+    """The search order is a permutation of the queries that puts them by the node of
+    about ``_PART_POINTS`` points each reaches down the splits (ties at a split go
+    right), and within a node by their anchors' positions in the tree."""
+    rng = np.random.default_rng(seed)
+    points = rng.standard_normal((n, d))
+    queries = rng.standard_normal((n // 2 + 1, d)) * 2
+    if grid:  # queries on the splits
+        points, queries = np.round(points), np.round(queries)
+    tree = linkage.build_tree(points)
+    index, _, start, _, left, right, split_dim, split_value = tree[:8]
+    anchor_position = rng.integers(0, n, len(queries))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(linkage, "_PART_POINTS", part)
+        order = linkage.search_order(queries, tree, anchor_position)
+    assert sorted(order.tolist()) == list(range(len(queries)))
+    depth = int(np.log2(max(n / part, 1.0)))
+    reached = []
+    for q in queries:
+        node = 0
+        for _ in range(depth):
+            if left[node] < 0:
+                break
+            node = left[node] if q[split_dim[node]] < split_value[node] else right[node]
+        reached.append(start[node])
+    keys = [(reached[q], anchor_position[q]) for q in order]
+    assert keys == sorted(keys)
 
 
 @settings(max_examples=60, deadline=None)

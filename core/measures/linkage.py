@@ -35,13 +35,14 @@ from core.progress import TaskState
 from core.threads import second_thread_allowed
 
 __all__ = ["TIE_TOLERANCE", "build_tree", "link_queries", "link_reference",
-           "squared_distances"]
+           "search_order", "squared_distances"]
 
 TIE_TOLERANCE = 1e-12
 _TIE = (1.0 + TIE_TOLERANCE) ** 2  # the relative tolerance on squared distances
 _CHUNK_SECONDS = 0.1
 _TWO_THREADS_FROM = 4096  # queries: fewer are linked on the calling thread alone
 _FIRST_STRETCH, _SMALLEST_STRETCH = 1024, 64  # queries
+_PART_POINTS = 16384  # points under the node by which the queries are put in order
 
 
 def squared_distances(A: np.ndarray, B: np.ndarray, rows: np.ndarray | None = None
@@ -251,6 +252,48 @@ def _search(ordered, weight, start, stop, left, right, split_dim, split_value, l
 _search_compiled = kernel(_search)
 
 
+def _part_of(queries, left, right, split_dim, split_value, start, depth):
+    """The first point of the node each query reaches by ``depth`` steps down the
+    splits (a leaf's, where it reaches one first)."""
+    part = np.empty(queries.shape[0], dtype=np.int64)
+    for q in range(queries.shape[0]):
+        node = 0
+        for _ in range(depth):
+            if left[node] < 0:
+                break
+            if queries[q, split_dim[node]] < split_value[node]:
+                node = left[node]
+            else:
+                node = right[node]
+        part[q] = start[node]
+    return part
+
+
+_part_compiled = kernel(_part_of)
+
+
+def search_order(queries, tree, anchor_position: np.ndarray) -> np.ndarray:
+    """The order in which :func:`link_queries` searches ``queries`` (rows in the tree's
+    columns): by the part of the tree each falls in, the node of about
+    ``_PART_POINTS`` points it reaches down the splits, then by the tree position of
+    its anchor (``anchor_position``).
+
+    Consecutive searches then read the same few hundred kilobytes of the tree. The
+    anchors alone, one of the query's records, do that only where the records lie
+    near their centroid: a PCP group is cut along one direction and spread along the
+    others, so its centroid lies far from each of its records, and searched in the
+    anchors' order, its queries jumped across the whole tree (a PCP release of
+    1,000,000 × 10 on one thread: 0.36 s against 0.24 s). Any order gives the same
+    answers: each depends on its query and the tree alone.
+    """
+    (_, ordered, start, _, left, right, split_dim, split_value) = tree[:8]
+    depth = int(np.log2(max(len(ordered) / _PART_POINTS, 1.0)))
+    if depth == 0:
+        return np.argsort(anchor_position, kind="stable")
+    part = _part_compiled(queries, left, right, split_dim, split_value, start, depth)
+    return np.argsort(part * (len(ordered) + 1) + anchor_position, kind="stable")
+
+
 class _Stretches:
     """The queries still to link, handed out a stretch at a time to the threads that
     link them (in the tree order of :func:`link_queries`)."""
@@ -322,8 +365,8 @@ def link_queries(points: np.ndarray, multiplicity: np.ndarray, queries: np.ndarr
     """:func:`link_reference`'s figures, by the compiled early-stopping search.
 
     ``anchor`` is one point index per query (an original of one of its records): queries
-    are searched in the tree order of their anchors, so consecutive searches touch the
-    same part of the tree. ``tree`` is :func:`build_tree` of ``points`` when built ahead.
+    are searched in :func:`search_order`, so consecutive searches touch the same part
+    of the tree. ``tree`` is :func:`build_tree` of ``points`` when built ahead.
     Returns to Python every ~0.1 s to report progress on ``state`` (and honour Cancel).
     From ``_TWO_THREADS_FROM`` queries on, a helper thread links stretches of them
     beside the calling thread when a second thread is allowed
@@ -343,7 +386,7 @@ def link_queries(points: np.ndarray, multiplicity: np.ndarray, queries: np.ndarr
     weight = np.asarray(multiplicity, dtype=np.float64)[index]
     position = np.empty(len(index), dtype=np.int64)
     position[index] = np.arange(len(index))
-    order = np.argsort(position[anchor], kind="stable")
+    order = search_order(queries, tree, position[anchor])
     nearest = np.empty(len(queries))
     tied = np.empty(len(queries))
     search = (ordered, weight, start, stop, left, right, split_dim, split_value, low, high,
