@@ -107,6 +107,33 @@ def _key_parameters(method: str, parameters: Mapping[str, Any]) -> str:
     return " ".join(shown)
 
 
+def _release_options(result) -> str:
+    """The run's options read from its result: the Laplace noise's ε, attribute blocks,
+    merged strata, records released unmasked, and an intruder who knows less than
+    every quasi-identifier (which changes DLD and ID, not the table)."""
+    shown = []
+    options = result.options or {}
+    if result.noise is not None:
+        shown.append(f"ε={result.noise.epsilon:g}")
+    if options.get("blocks"):  # as asked (a per-attribute method's own are not shown)
+        shown.append(f"blocks={_sets_text(options['blocks'])}")
+    if result.strata_merges:
+        shown.append("strata merged")
+    if len(result.excluded):
+        shown.append(f"{len(result.excluded):,} unmasked")
+    if options.get("known"):
+        shown.append(f"intruder knows {_sets_text(options['known'])}")
+    elif options.get("intruder", "all") != "all":
+        shown.append(f"intruder: {options['intruder']}")
+    return " ".join(shown)
+
+
+def _sets_text(sets) -> str:
+    """Column sets as the command line takes them, ``"A,B;C,D"`` (given so, or as
+    sequences of names)."""
+    return sets if isinstance(sets, str) else ";".join(",".join(s) for s in sets)
+
+
 @dataclass
 class RunRecord:
     """One finished run.
@@ -154,9 +181,12 @@ class RunRecord:
 
     @property
     def parameters_text(self) -> str:
-        """The key parameters, e.g. ``"k=5 refine=igd"``."""
+        """The key parameters, e.g. ``"k=5 refine=igd"``, then what else made this
+        release or its figures differ from a plain run (:func:`_release_options`), so
+        two runs of one method and k are told apart in the history: ``"k=5 ε=1"``."""
         summary = self.stored.summary
-        return _key_parameters(summary.method, summary.parameters)
+        return " ".join(part for part in (_key_parameters(summary.method, summary.parameters),
+                                          _release_options(summary)) if part)
 
     @property
     def label(self) -> str:

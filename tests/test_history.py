@@ -197,3 +197,27 @@ def test_comparison_bars_one_panel_per_measure(history):
     assert [a.get_title() for a in figure.axes] == ["IL (%)", "k′"]
     heights = [p.get_height() for p in figure.axes[0].patches]
     assert all(math.isclose(h, r.measures["il"]) for h, r in zip(heights, records))
+
+
+def test_runs_of_one_method_and_k_are_told_apart_by_what_else_made_them(sample):
+    """The history's Parameters (and a run's label) name the noise's ε, the attribute
+    blocks and an intruder who knows less, read from each result: two MDAV k=3 runs
+    that released different tables or were measured differently never look alike."""
+    noise_roles = RoleSpec(quasi_identifiers=ROLES.quasi_identifiers,
+                           identifiers=ROLES.identifiers, confidential=("health_spending",))
+    requests = [
+        _request("mdav", k=3),
+        _request("mdav", roles=noise_roles, k=3, dp_epsilon=2.0,
+                 confidential_bounds="health_spending=0:5000", noise_seed=1),
+        {**_request("mdav", k=3), "blocks": "age,years_education;income,hours_worked,"
+                                             "household_size"},
+        {**_request("mdav", k=3), "intruder": "singles"},
+        {**_request("mdav", k=3), "known": "age,income"},
+    ]
+    history = History()
+    for request in requests:
+        history.add(request, _run(sample, request))
+    assert [r.parameters_text for r in history.records] == [
+        "k=3", "k=3 ε=2", "k=3 blocks=age,years_education;income,hours_worked,household_size",
+        "k=3 intruder: singles", "k=3 intruder knows age,income"]
+    assert history.records[1].label == "#2 MDAV k=3 ε=2"
