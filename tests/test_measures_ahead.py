@@ -155,6 +155,32 @@ def test_queued_work_is_made_on_the_asking_thread():
     assert calls == [1, 1]
 
 
+def test_items_no_helper_began_are_made_on_the_asking_thread_last_first():
+    """ItemWorks: the helper takes the items first to last; the asking thread takes,
+    last to first, every item the helper has not begun, and then waits only for the
+    one the helper is making. The result holds every item's own."""
+    begun = threading.Event()
+    gate = threading.Event()
+    made = []
+
+    def count(items, scale):
+        if items == [0]:  # the helper's first item: held until the asking thread is done
+            begun.set()
+            gate.wait(10)
+        made.append((items[0], threading.get_ident()))
+        return {items[0]: items[0] * scale}
+
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        works = ahead_code.ItemWorks(executor, count, [0, 1, 2, 3], (), (10,))
+        assert begun.wait(10) and not works.done()
+        asking = threading.get_ident()
+        threading.Timer(0.2, gate.set).start()
+        assert works.result() == {0: 0, 1: 10, 2: 20, 3: 30}
+        assert works.done() and works.result() == {0: 0, 1: 10, 2: 20, 3: 30}
+    assert made[:3] == [(3, asking), (2, asking), (1, asking)]
+    assert made[3][0] == 0 and made[3][1] != asking
+
+
 @pytest.mark.parametrize("method", ["mdav", "pcp"])
 def test_a_run_uses_the_work_made_ahead(monkeypatch, method):
     table, roles = _tables()

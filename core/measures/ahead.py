@@ -18,7 +18,7 @@ from core.data.roles import Level
 from core.measures.disclosure import linkage_originals
 from core.measures.utility import mixed_moments
 
-__all__ = ["MeasuresAhead", "Work", "known_blocks", "known_columns", "nominal_mask",
+__all__ = ["ItemWorks", "MeasuresAhead", "Work", "known_blocks", "known_columns", "nominal_mask",
            "ordered_columns",
            "TREE_AHEAD_BYTES", "tree_bytes"]
 
@@ -98,6 +98,26 @@ class Work:
             wait([self._future], timeout=0.05)
         self._made = self._future.result()
         return self._made
+
+
+class ItemWorks:
+    """``function(*before, [item], *after)`` for every item, one :class:`Work` each,
+    whose results are dictionaries (one entry per item): the executor's threads take
+    them first to last, and :meth:`result` makes on the calling thread, last to first,
+    those no thread has started, so every thread works until the last item is made.
+    Each item's result is the same whichever thread made it."""
+
+    def __init__(self, executor, function, items, before=(), after=()):
+        self._works = [Work(executor, function, *before, [item], *after) for item in items]
+
+    def done(self) -> bool:
+        return all(work.done() for work in self._works)
+
+    def result(self, state=None) -> dict:
+        made = {}
+        for work in reversed(self._works):
+            made.update(work.result(state))
+        return made
 
 
 def nominal_mask(encoding: Encoding) -> np.ndarray:

@@ -87,8 +87,8 @@ from core.data.bits import same_bits
 from core.data.encoding import Encoding, encode
 from core.data.memory import MEASURING
 from core.data.roles import RoleSpec
-from core.measures.ahead import (MeasuresAhead, Work, known_blocks, known_columns,
-                                 nominal_mask, ordered_columns)
+from core.measures.ahead import (ItemWorks, MeasuresAhead, Work, known_blocks,
+                                 known_columns, nominal_mask, ordered_columns)
 from core.measures.disclosure import inside_counts, linkage_originals, record_linkage
 from core.measures.scenarios import intruder_scenarios, parse_known
 from core.measures.utility import il1_mixed
@@ -363,12 +363,11 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
     if Z_masked is None:  # one row per class, its records' (record_linkage's per_class)
         Z_masked = encoding.embed(raw_masked[found.first])
     # ID counts per attribute, shared by the scenarios, on the helpers after IL1, while
-    # record linkage, the longest step, starts here (this thread makes either
-    # afterwards if no helper has started it).
+    # record linkage, the longest step, starts here (this thread then makes IL1 if no
+    # helper has started it, and the attributes' counts no helper has begun).
     strata_columns = list(range(len(qi), keys.shape[1]))
-    inside_done = Work(helpers, inside_counts, raw, raw_masked[found.first],
-                       ordered_columns(qi, scenario_sets, nominal), found.inverse,
-                       float(interval))
+    inside_done = ItemWorks(helpers, inside_counts, ordered_columns(qi, scenario_sets, nominal),
+                            (raw, raw_masked[found.first]), (found.inverse, float(interval)))
     prepared = ahead.linkage if ahead.linkage is not None else Work(
         helpers, linkage_originals, known_columns(Z, encoding, scenario_sets[0]),
         known_blocks(encoding, scenario_sets[0]))
@@ -393,8 +392,8 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
         if not inside_done.done():  # IL1 here while the counts end, if no helper has it
             il1_done.result(state)
         # = interval_disclosure(raw[:, ordered], raw_masked[:, ordered]), per attribute once
-        disclosed = (float(100.0 * (sum(inside_done.result(state)[j] for j in ordered)
-                                    / (n * len(ordered))))
+        inside = inside_done.result(state) if ordered else {}
+        disclosed = (float(100.0 * (sum(inside[j] for j in ordered) / (n * len(ordered))))
                      if ordered else 0.0)
         if unordered:
             same = 100.0 * float((raw[:, unordered] == raw_masked[:, unordered]).mean())
