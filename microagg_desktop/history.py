@@ -185,14 +185,21 @@ class RunRecord:
         release or its figures differ from a plain run (:func:`_release_options`), so
         two runs of one method and k are told apart in the history: ``"k=5 ε=1"``."""
         summary = self.stored.summary
-        return " ".join(part for part in (_key_parameters(summary.method, summary.parameters),
+        return " ".join(part for part in (self._key_parameters,
                                           _release_options(summary)) if part)
 
     @property
     def label(self) -> str:
-        """E.g. ``"#3 MDAV k=5"``."""
+        """E.g. ``"#3 MDAV k=5"``: the number, the method and its key parameters, short
+        enough for the compare view's column heads and the plots' legends (the compare
+        view lists the other settings that differ)."""
         return " ".join(part for part in (f"#{self.number}", self.method,
-                                          self.parameters_text) if part)
+                                          self._key_parameters) if part)
+
+    @property
+    def _key_parameters(self) -> str:
+        summary = self.stored.summary
+        return _key_parameters(summary.method, summary.parameters)
 
 
 class History:

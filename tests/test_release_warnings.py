@@ -121,6 +121,30 @@ def test_a_method_without_a_guarantee_that_leaves_unique_records_is_flagged(samp
     assert "unique-records" not in kinds(anonymize(table, roles, "mdav", k=3))
 
 
+def test_blocks_that_leave_records_unique_across_them_are_flagged(sample_path):
+    """k-anonymity per attribute block verifies, yet across the blocks nearly every
+    record is unique on all the quasi-identifiers: flagged, with the share; one block,
+    or blocks whose classes stay large across them, are not."""
+    table = read_table(sample_path)
+    qi = ("age", "years_education", "income", "hours_worked", "household_size")
+    roles = RoleSpec(quasi_identifiers=qi, identifiers=("person_id",),
+                     non_confidential=("region", "health_spending", "diagnosis"))
+    blocked = anonymize(table, roles, "mdav", k=3,
+                        blocks="age,years_education;income,hours_worked,household_size")
+    assert blocked.passed and kinds(blocked) == ["unique-across-blocks"]
+    unique = blocked.measures.unique_records
+    assert unique > 0.9 * len(table)
+    message = next(w.message for w in blocked.warnings if w.kind == "unique-across-blocks")
+    assert "each of the 2 attribute blocks" in message and f"{unique:,} records" in message
+    assert "unique-across-blocks" not in kinds(anonymize(table, roles, "mdav", k=3))
+    one = RoleSpec(quasi_identifiers=("age", "income"), identifiers=("person_id",),
+                   non_confidential=("region", "years_education", "hours_worked",
+                                     "household_size", "health_spending", "diagnosis"))
+    coarse = anonymize(table.assign(age=table["age"] // 40, income=table["income"] > 5e4),
+                       one, "mdav", k=3, blocks="age;income")
+    assert coarse.measures.k_prime >= 2 and "unique-across-blocks" not in kinds(coarse)
+
+
 def test_constant_quasi_identifiers_are_released_with_a_warning():
     table = pd.DataFrame({"a": [1.0] * 1000, "b": ["x"] * 1000, "c": range(1000)})
     result = anonymize(table, RoleSpec(quasi_identifiers=("a", "b", "c")), k=5)

@@ -210,7 +210,8 @@ def _run(plan: RunPlan, state: TaskState, started: float, ahead: MeasuresAhead,
         il=measures.il, k_prime=measures.k_prime,
         unique_records=measures.unique_records,
         record_level=spec.guarantee.record_level, constant=plan.encoding.constant,
-        relations=relations.result(state))
+        relations=relations.result(state),
+        blocks=len(plan.blocks) if plan.blocks and spec.scope != "per-attribute" else 1)
     if len(plan.excluded):
         flag = flag_column_name([*plan.original.columns, *released.columns])
         released = put_back(plan.original, released, plan.excluded, flag)
