@@ -116,6 +116,7 @@ class ResultsPanel(QWidget):
         font.setBold(True)
         self.values["il"].setFont(font)
         metrics_box.setMaximumWidth(400)
+        self._metrics_box = metrics_box
 
         self.plots = LazyPlotTabs(self)
         self.plots.setAccessibleName("Plots of the result")
@@ -153,7 +154,8 @@ class ResultsPanel(QWidget):
         content_layout.addWidget(self.plots, 1)
         # Below this size the panel scrolls instead of squeezing text and plots; the
         # plots take the whole width so that every figure stays readable.
-        content.setMinimumSize(900, top.minimumSizeHint().height() + 470)
+        self._top, self._content = top, content
+        self._fit_content()
         self.scroll = QScrollArea(self)
         self.scroll.setWidgetResizable(True)
         self.scroll.setWidget(content)
@@ -163,6 +165,15 @@ class ResultsPanel(QWidget):
         layout.addWidget(self.status)
         layout.addWidget(self.scroll, 1)
         self.clear()
+
+    def _fit_content(self) -> None:
+        """The scrolled content's minimum size: the summary as tall as its values now
+        need, wrapped lines included (a long list of quasi-identifiers, a tall banner
+        above leaving less room), and the plots below it."""
+        box = self._metrics_box
+        summary = box.heightForWidth(min(box.maximumWidth(), max(box.width(), 300)))
+        self._top.setMinimumHeight(max(summary, 0))
+        self._content.setMinimumSize(900, self._top.minimumSizeHint().height() + 470)
 
     def _scatter_page(self, canvas: PlotCanvas) -> QWidget:
         page = QWidget(self)
@@ -222,6 +233,7 @@ class ResultsPanel(QWidget):
         self.plots.set_builders([None] * self.plots.count(),
                                 "Run a method to see the plots.")
         self._show_masked(None)
+        self._fit_content()
 
     @property
     def masked_model(self) -> DataFrameModel:
@@ -305,6 +317,7 @@ class ResultsPanel(QWidget):
              (lambda: plots.changes_figure(result, original)) if original is not None
              else None], missing)
         self._show_masked(result.masked)
+        self._fit_content()
 
     def _show_status(self, result: AnonymizationResult) -> None:
         v = result.verification

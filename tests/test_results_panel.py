@@ -107,6 +107,30 @@ def test_small_window_scrolls_instead_of_clipping(panel, mdav, survey, qtbot):
     assert panel.plots.height() >= 460
 
 
+def test_summary_values_get_every_wrapped_line_under_a_tall_banner(qtbot, survey):
+    """A release warned about fills the banner with several lines, and its summary
+    values wrap (five quasi-identifiers, classes that merged groups): every value label
+    gets the height its text needs at its width, so no line is cut off."""
+    roles = RoleSpec(quasi_identifiers=("age", "years_education", "income", "hours_worked",
+                                        "household_size"), identifiers=("person_id",),
+                     confidential=("health_spending", "diagnosis"))
+    result = anonymize(survey, roles, "mdav", k=3,
+                       blocks="age,years_education;income,hours_worked,household_size")
+    assert result.warnings
+    widget = ResultsPanel()
+    qtbot.addWidget(widget)
+    widget.resize(1280, 689)
+    widget.show()
+    qtbot.waitExposed(widget)
+    widget.show_result(anonymize(survey, roles, "mdav", k=3), survey)  # a run before
+    qtbot.wait(50)
+    widget.show_result(result, survey)
+    qtbot.wait(50)
+    for key in ("qi", "classes", "method", "emd"):
+        label = widget.values[key]
+        assert label.height() >= label.heightForWidth(label.width()), key
+
+
 def test_pdf_report_has_pages_and_images(tmp_path, qtbot, survey, sample_path):
     roles = RoleSpec(quasi_identifiers=("age", "years_education", "income"),
                      confidential=("health_spending",), identifiers=("person_id",))
