@@ -84,10 +84,12 @@ class _SubState(TaskState):
 
     def step(self, fraction: float, message: str = "") -> None:
         self.fraction = min(max(float(fraction), 0.0), 1.0)
-        # At most stop: start + (stop − start) · 1 may round above it (0.26875 to
-        # 0.9187500000000001 gives 0.9187500000000002), and the parent's next step, at
-        # stop, would go back.
-        self._parent.step(min(self._start + (self._stop - self._start) * self.fraction,
+        # At most stop, and stop itself at the end: start + (stop − start) · 1 may round
+        # above it (0.26875 to 0.9187500000000001 gives 0.9187500000000002), and the
+        # parent's next step, at stop, would go back; or below it (0.2071907327336054
+        # to 0.7162472268615993 gives 0.7162472268615991).
+        self._parent.step(self._stop if self.fraction == 1.0 else
+                          min(self._start + (self._stop - self._start) * self.fraction,
                               self._stop), message)
 
 
