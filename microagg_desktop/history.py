@@ -24,6 +24,7 @@ import pandas as pd
 
 from core import AnonymizationResult, MicroaggError, RoleSpec, get_method
 from core.pipeline.stored import StoredResult
+from core.project.settings import blocks_text
 from core.report.summary import SECRET_OPTIONS
 from core.report.run_plots import RunPoint
 
@@ -116,22 +117,16 @@ def _release_options(result) -> str:
     if result.noise is not None:
         shown.append(f"ε={result.noise.epsilon:g}")
     if options.get("blocks"):  # as asked (a per-attribute method's own are not shown)
-        shown.append(f"blocks={_sets_text(options['blocks'])}")
+        shown.append(f"blocks={blocks_text(options['blocks'])}")
     if result.strata_merges:
         shown.append("strata merged")
     if len(result.excluded):
         shown.append(f"{len(result.excluded):,} unmasked")
     if options.get("known"):
-        shown.append(f"intruder knows {_sets_text(options['known'])}")
+        shown.append(f"intruder knows {blocks_text(options['known'])}")
     elif options.get("intruder", "all") != "all":
         shown.append(f"intruder: {options['intruder']}")
     return " ".join(shown)
-
-
-def _sets_text(sets) -> str:
-    """Column sets as the command line takes them, ``"A,B;C,D"`` (given so, or as
-    sequences of names)."""
-    return sets if isinstance(sets, str) else ";".join(",".join(s) for s in sets)
 
 
 @dataclass
@@ -185,19 +180,20 @@ class RunRecord:
         release or its figures differ from a plain run (:func:`_release_options`), so
         two runs of one method and k are told apart in the history: ``"k=5 ε=1"``."""
         summary = self.stored.summary
-        return " ".join(part for part in (self._key_parameters,
-                                          _release_options(summary)) if part)
+        return " ".join(part for part in (self._key_text, _release_options(summary))
+                        if part)
 
     @property
     def label(self) -> str:
         """E.g. ``"#3 MDAV k=5"``: the number, the method and its key parameters, short
         enough for the compare view's column heads and the plots' legends (the compare
         view lists the other settings that differ)."""
-        return " ".join(part for part in (f"#{self.number}", self.method,
-                                          self._key_parameters) if part)
+        return " ".join(part for part in (f"#{self.number}", self.method, self._key_text)
+                        if part)
 
     @property
-    def _key_parameters(self) -> str:
+    def _key_text(self) -> str:
+        """:func:`_key_parameters` of the run."""
         summary = self.stored.summary
         return _key_parameters(summary.method, summary.parameters)
 

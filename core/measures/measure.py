@@ -392,9 +392,10 @@ def _measure(original, masked, roles, qi, scenario_sets, encoding, raw, raw_mask
         if not inside_done.done():  # IL1 here while the counts end, if no helper has it
             il1_done.result(state)
         # = interval_disclosure(raw[:, ordered], raw_masked[:, ordered]), per attribute once
-        inside = inside_done.result(state) if ordered else {}
-        disclosed = (float(100.0 * (sum(inside[j] for j in ordered) / (n * len(ordered))))
-                     if ordered else 0.0)
+        disclosed = 0.0
+        if ordered:
+            inside = inside_done.result(state)
+            disclosed = float(100.0 * (sum(inside[j] for j in ordered) / (n * len(ordered))))
         if unordered:
             same = 100.0 * float((raw[:, unordered] == raw_masked[:, unordered]).mean())
             disclosed = (disclosed * len(ordered) + same * len(unordered)) / len(columns)

@@ -110,14 +110,14 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
             "high-information-loss",
             f"Information loss is {il:.1f} % (100 % is one value per attribute for the "
             "whole table): check that the released data are still useful."))
-    if not record_level and n and (k_prime < LOW_K_PRIME or unique_records > UNIQUE_SHARE * n):
+    singled_out = bool(n) and (k_prime < LOW_K_PRIME or unique_records > UNIQUE_SHARE * n)
+    if not record_level and singled_out:
         found.append(ReleaseWarning(
             "unique-records",
             f"This method promises no k-anonymity, and {unique_records:,} records "
             f"({100 * unique_records / n:.1f} %) are alone in their class (k′ = "
             f"{k_prime:.2f}): they can be singled out from their quasi-identifiers."))
-    if record_level and blocks > 1 and n and (k_prime < LOW_K_PRIME
-                                               or unique_records > UNIQUE_SHARE * n):
+    if record_level and blocks > 1 and singled_out:
         found.append(ReleaseWarning(
             "unique-across-blocks",
             f"k-anonymity holds within each of the {blocks} attribute blocks only: on all "
