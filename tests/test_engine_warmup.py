@@ -37,8 +37,8 @@ def test_warm_up_runs_every_option_of_every_method_it_is_given(monkeypatch):
                             "tc-tfirst on two threads: compiled",
                             "tc-merge on two threads: compiled",
                             "reading: compiled"]
-    from core.io.read_text import _zero_led_compiled
-    assert _zero_led_compiled is None or _zero_led_compiled.signatures
+    from core.io.zero_screen import zero_led_compiled
+    assert zero_led_compiled is None or zero_led_compiled.signatures
     if spatial_parallel.helper_wanted(6):
         assert started[-2:] == ["SearchHelper", "TaskHelper"]
     from core.methods.tclose_screen import serve

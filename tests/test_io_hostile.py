@@ -362,12 +362,12 @@ def test_the_leading_zero_screens_agree_and_never_miss(seed):
     (without the kernels) never misses a field the rule finds."""
     import re
 
-    import core.io.read_text as read_text
+    import core.io.zero_screen as screen
     rng = np.random.default_rng(seed)
     data = rng.choice(np.frombuffer(b'0123456789,;\n\r" +-.a', np.uint8),
                       int(rng.integers(0, 60))).astype(np.uint8)
     expected = re.search(rb'(?:^|[,\n\r])[ +\-"]*0[0-9]', data.tobytes()) is not None
-    assert read_text._zero_led(data, ord(",")) == expected
-    if read_text._zero_led_compiled is not None:
-        assert read_text._zero_led_compiled(data, ord(",")) == expected
-    assert read_text._zero_led_numpy(data, ord(",")) or not expected  # it may say more
+    assert screen.zero_led(data, ord(",")) == expected
+    if screen.zero_led_compiled is not None:
+        assert screen.zero_led_compiled(data, ord(",")) == expected
+    assert screen.zero_led_numpy(data, ord(",")) or not expected  # it may say more

@@ -22,6 +22,8 @@ import argparse
 import math
 import os
 import tempfile
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -32,6 +34,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.cli.read_options import add_read_options, read_options_from_args
+from core.cli.released import read_released
 from core.errors import MicroaggError
 from core.io.read import ReadReport, read_table, read_table_with_report
 
@@ -140,6 +143,67 @@ def test_text_after_numbers_stays_text_and_is_noted(tmp_path):
     table, report = read_table_with_report(path)
     assert table["code"].iloc[-1] == "L-1234" and table["code"].iloc[0] == "1000"
     assert any("'L-1234' (data row 3001); it is read as text" in n for n in report.notes)
+
+
+def _blocks_file(tmp_path, rows=300_000):
+    """A file longer than pandas' blocks of rows: 'code' is text in the first rows and
+    five digits (some zero-led) after; 'age' is numbers with one word near the end."""
+    rng = np.random.default_rng(5)
+    code = np.char.zfill(rng.integers(0, 100_000, rows).astype(str), 5).astype(object)
+    code[:20] = "A1"
+    age = rng.integers(18, 95, rows).astype(str).astype(object)
+    age[rows - 1000] = "unknown"
+    path = tmp_path / "blocks.csv"
+    pd.DataFrame({"code": code, "age": age}).to_csv(path, index=False)
+    return path, code, age
+
+
+# The test run drops the reader module's warning filter (made at its import).
+@pytest.mark.filterwarnings("ignore::pandas.errors.DtypeWarning")
+def test_a_large_file_reads_every_block_of_rows_alike(tmp_path):
+    # pandas infers each block of rows on its own: the code column came back as text in
+    # the first block and numbers after ('00123' as 123, a second category beside the
+    # '00123' of the first block), and 'age' as numbers, then text from the block with
+    # the word, with pandas' warning on the console.
+    path, code, age = _blocks_file(tmp_path)
+    table, report = read_table_with_report(path)
+    for name, written in (("code", code), ("age", age)):
+        values = table[name].tolist()
+        assert all(isinstance(v, str) for v in values), name
+        assert values == written.tolist(), name
+    assert table["code"].nunique() == len(set(code))
+    assert any(f"'unknown' (data row {len(age) - 999}); it is read as text" in n
+               for n in report.notes)
+
+
+def test_pandas_warning_of_blocks_read_differently_is_not_shown(tmp_path):
+    # The column is read right (above), so pandas' advice to "specify dtype option on
+    # import or set low_memory=False" is not for the user. In a fresh interpreter: the
+    # test run's own warning filters are not the application's.
+    path, _, _ = _blocks_file(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from core.io.read import read_table; "
+         "print(read_table(sys.argv[1])['age'].map(type).nunique())", str(path)],
+        cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True,
+        check=True)
+    assert done.stdout.split() == ["1"] and "Warning" not in done.stderr, done.stderr
+
+
+# The test run drops the reader module's warning filter (made at its import).
+@pytest.mark.filterwarnings("ignore::pandas.errors.DtypeWarning")
+def test_a_released_file_read_back_reads_every_block_alike(tmp_path):
+    # The released file is read again with the original's text columns as text; the
+    # other columns must not come back as numbers in some blocks and text in others.
+    path, code, _ = _blocks_file(tmp_path)
+    # 'zip' is released as digits (read back as numbers) but is text in the original.
+    masked = pd.read_csv(path, dtype=str).assign(
+        zip=np.random.default_rng(6).integers(1000, 10_000, len(code)).astype(str))
+    masked.to_csv(path, index=False)
+    original = masked.assign(age=np.arange(len(masked)))
+    table = read_released(str(path), original=original)
+    assert [type(v) for v in table["code"].unique()] == [str] * table["code"].nunique()
+    assert table["code"].tolist() == code.tolist()
+    assert table["zip"].tolist() == masked["zip"].tolist()
 
 
 CONVENTIONS = [(".", ""), (".", ","), (",", "."), (",", " "), (".", " "), (".", "'"),

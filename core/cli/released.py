@@ -110,5 +110,6 @@ def read_released(path: str, *, sheet=None, original=None):
             settings = report.settings
             table = pd.read_csv(path, sep=settings["delimiter"]["value"],
                                 encoding=settings["encoding"]["value"],
-                                dtype={c: str for c in text}, keep_default_na=True)
+                                dtype={c: str for c in text}, keep_default_na=True,
+                                low_memory=False)  # one reading per column, not per block
     return restore_frame(table, "xlsx" if xlsx else "csv")

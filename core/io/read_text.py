@@ -14,6 +14,12 @@ The steps, each refusing what it cannot read right:
 4. A column the sample showed as numbers that came back as text, or (when no decimal mark
    is known) as fractions, is checked whole in the same way: a value the sample did not
    show cannot be misread.
+5. pandas infers each block of rows on its own (about 2^17 to 2^18 lines), so in a large
+   file a column can come back as numbers in some blocks and text in others: codes
+   whose later blocks hold only digits ('00123' read as 123, beside '00123' as text:
+   two categories for one code), or numbers with one stray word. Such a column is read
+   again whole as text, as written, before the checks (:func:`_mixed_blocks`); pandas'
+   warning about it is not shown, as the column is read right.
 """
 
 from __future__ import annotations
@@ -21,12 +27,12 @@ from __future__ import annotations
 import codecs
 import io
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from core.compiled import kernel
 from core.errors import MicroaggError
 from core.io.csv_dialect import Layout, line_of_offset, sniff
 from core.io.number_format import (
@@ -40,9 +46,14 @@ from core.io.number_format import (
 from core.io.progress_source import progress_source
 from core.io.read_report import LEADING_ZERO, Recorder, column_names
 from core.io.short_rows import check_short_records
+from core.io.zero_screen import may_have_leading_zeros
 from core.progress import TaskState
 
 __all__ = ["read_text"]
+
+# pandas warns of a column read as numbers in some blocks of rows and as text in
+# others; _check_columns reads such a column again whole (module notes, step 5).
+warnings.filterwarnings("ignore", category=pd.errors.DtypeWarning, module=__name__)
 
 _EXPECTED_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 _OPEN_QUOTE = re.compile(r"EOF inside string starting at row (\d+)")
@@ -99,68 +110,6 @@ def read_text(path: Path, *, encoding: str | None, delimiter: str | None,
     return table
 
 
-_CHUNK = 32 * 2**20
-
-
-def _zero_led(data, delimiter):
-    """Whether some field of ``data`` (bytes as uint8) may start with a zero followed by
-    a digit: a 0 and a digit after a delimiter or line start (spaces, a sign or a quote
-    between). A cheap screen: a hit (the header's names too) only means look closer."""
-    for i in range(data.shape[0] - 1):
-        if data[i] == 48 and 48 <= data[i + 1] <= 57:
-            j = i - 1
-            while j >= 0 and (data[j] == 32 or data[j] == 43 or data[j] == 45
-                              or data[j] == 34):
-                j -= 1
-            if j < 0 or data[j] == delimiter or data[j] == 10 or data[j] == 13:
-                return True
-    return False
-
-
-_zero_led_compiled = kernel(_zero_led)
-
-
-def compile_screen() -> None:
-    """Compile the screen for leading zeros (the warm-up's step for reading)."""
-    if _zero_led_compiled is not None:
-        _zero_led_compiled(np.frombuffer(b"1,01\n", np.uint8), ord(","))
-
-
-def _may_have_leading_zeros(path: Path, layout: Layout) -> bool:
-    """:func:`_zero_led` over the file's rows, a chunk at a time (True when the
-    delimiter is not one byte: no screen then)."""
-    if len(layout.delimiter) != 1 or ord(layout.delimiter) > 127:
-        return True
-    delimiter = ord(layout.delimiter)
-    screen = _zero_led_compiled or _zero_led_numpy
-    if layout.text is not None:
-        data = layout.text[:layout.end].encode("utf-8")
-        return bool(screen(np.frombuffer(data, np.uint8), delimiter))
-    with open(path, "rb") as handle:
-        left, carry = layout.end, b""
-        while left is None or left > 0:
-            chunk = handle.read(_CHUNK if left is None else min(_CHUNK, left))
-            if not chunk:
-                return False
-            if left is not None:
-                left -= len(chunk)
-            if screen(np.frombuffer(carry + chunk, np.uint8), delimiter):
-                return True
-            carry = chunk[-16:]  # a field's start may lie across the chunks' edge
-    return False
-
-
-def _zero_led_numpy(data, delimiter):
-    """A coarser :func:`_zero_led` in numpy (no compiled kernels): a zero, a digit, and
-    just before them a delimiter, a line start, a quote, a space or a sign. It finds
-    every field :func:`_zero_led` finds, and some more (it looks one byte back only)."""
-    if data.shape[0] < 2:
-        return False
-    zero = (data[:-1] == 48) & (data[1:] >= 48) & (data[1:] <= 57)
-    before = np.concatenate([[10], data[:-2]])
-    return bool((zero & np.isin(before, [delimiter, 10, 13, 34, 32, 43, 45])).any())
-
-
 def _whole_floats(column: pd.Series) -> bool:
     """Whether a float column holds whole numbers only (and one at least); its first
     values are looked at first, so a column of fractions costs nothing."""
@@ -186,7 +135,7 @@ def _leading_zeros(path: Path, layout: Layout, names: list[str],
              or _whole_floats(table[n])]
     large = [n for n in whole if pd.api.types.is_float_dtype(table[n])
              and bool((table[n].abs() > 2.0 ** 53).any())]
-    again = whole if whole and _may_have_leading_zeros(path, layout) else large
+    again = whole if whole and may_have_leading_zeros(path, layout) else large
     if not again:
         return []
     written = _parse(path, layout, names, ".", again, usecols=again, as_written=True)
@@ -302,6 +251,11 @@ def _parse(path: Path, layout: Layout, names: list[str], decimal: str, as_text: 
 def _check_columns(path, layout, names, table, verdicts, as_text, *, decimal, thousands,
                    file_decimal, known_decimal, notes) -> dict[str, Verdict]:
     """Convert the text-read columns and check the rest whole; the formats used, by column."""
+    mixed = _mixed_blocks(table, names)
+    if mixed:  # numbers in some blocks of rows, text in others: the text as written
+        again = _parse(path, layout, names, ".", mixed, usecols=mixed)
+        for name in mixed:
+            table[name] = again[name]
     suspicious = [n for n in names if n not in as_text and _hides_numbers(
         table[n], verdicts[n], layout, known_decimal)]
     if suspicious:
@@ -375,6 +329,16 @@ def _first_wide_integer(column: pd.Series, number_format) -> int | None:
 def _hides_numbers(column: pd.Series, verdict: Verdict, layout: Layout, known: bool) -> bool:
     return (not known and layout.dot_after_sample and verdict.kind in ("plain", "empty")
             and pd.api.types.is_float_dtype(column))
+
+
+def _mixed_blocks(table: pd.DataFrame, names: list[str]) -> list[str]:
+    """Columns pandas read as values of more than one kind (module notes, step 5): an
+    object column that holds something besides text. pandas reads a column of text in
+    one piece as text alone, so only a large file's blocks of rows read differently (or
+    whole numbers too large for 64 bits, which the checks read as text anyway) give
+    one."""
+    return [n for n in names if table[n].dtype == object
+            and pd.api.types.infer_dtype(table[n], skipna=True) not in ("string", "empty")]
 
 
 def _is_text(column: pd.Series) -> bool:

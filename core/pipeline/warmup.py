@@ -110,7 +110,7 @@ def warm_up(report=print) -> float:
         report("tc-merge on two threads: compiled")
     # Reading a CSV screens its bytes for codes written with leading zeros
     # (core.io.read_text).
-    from core.io.read_text import compile_screen
+    from core.io.zero_screen import compile_screen
     compile_screen()
     if report is not None:
         report("reading: compiled")
