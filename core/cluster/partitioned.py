@@ -76,10 +76,41 @@ def read_partitioned(source, *, n_partitions: int | None = None):
             separator = "\t" if names[0].lower().endswith(".tsv") else ","
             frame = dd.read_csv(names, sep=separator, blocksize="64MB",
                                 assume_missing=True, sample=1_000_000)
+            codes = _zero_led_columns(frame, names, separator)
+            if codes:  # as the local engine reads them: text, every zero kept
+                frame = dd.read_csv(names, sep=separator, blocksize="64MB",
+                                    assume_missing=True, sample=1_000_000,
+                                    dtype={c: str for c in codes})
         frame.head(1, npartitions=1, compute=False)._meta  # column names and types
     except (OSError, ValueError, TypeError) as error:
         raise MicroaggError(f"Cannot read '{path}': {str(error).splitlines()[0]}") from None
     return frame, kind
+
+
+def _zero_led_columns(frame, names: list[str], separator: str) -> list[str]:
+    """The columns read as numbers that hold a value written with leading zeros (codes
+    such as 00094, which would be read as 94): the local engine reads such a column as
+    text (:mod:`core.io.read_text`), and so must this one. A screen of the files' bytes
+    first (:func:`core.io.zero_screen.may_have_leading_zeros`, here on this machine);
+    only when it finds a field that may be one are the numeric columns read as text,
+    on the workers, and looked at."""
+    import dask.dataframe as dd
+
+    from core.io.read_report import LEADING_ZERO
+    from core.io.zero_screen import may_have_leading_zeros
+
+    numeric = [c for c, kind in frame.dtypes.items()
+               if pd.api.types.is_numeric_dtype(kind) and not pd.api.types.is_bool_dtype(kind)]
+    if not numeric or not any(may_have_leading_zeros(Path(n), separator) for n in names):
+        return []
+    text = dd.read_csv(names, sep=separator, blocksize="64MB", dtype=str, usecols=numeric)
+
+    def zero_led(part: pd.DataFrame) -> pd.DataFrame:
+        return pd.DataFrame([[bool(part[c].str.fullmatch(LEADING_ZERO).any())
+                              for c in numeric]], columns=numeric)
+
+    found = text.map_partitions(zero_led, meta={c: bool for c in numeric}).compute()
+    return [c for c in numeric if bool(found[c].any())]
 
 
 def read_error(error: Exception, source) -> MicroaggError:

@@ -135,7 +135,9 @@ def _leading_zeros(path: Path, layout: Layout, names: list[str],
              or _whole_floats(table[n])]
     large = [n for n in whole if pd.api.types.is_float_dtype(table[n])
              and bool((table[n].abs() > 2.0 ** 53).any())]
-    again = whole if whole and may_have_leading_zeros(path, layout) else large
+    zero_led = whole and may_have_leading_zeros(path, layout.delimiter, text=layout.text,
+                                                end=layout.end)
+    again = whole if zero_led else large
     if not again:
         return []
     written = _parse(path, layout, names, ".", again, usecols=again, as_written=True)

@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 
 from core.compiled import kernel
-from core.io.csv_dialect import Layout
 
 __all__ = ["compile_screen", "may_have_leading_zeros", "zero_led", "zero_led_compiled",
            "zero_led_numpy"]
@@ -45,25 +44,28 @@ def compile_screen() -> None:
         zero_led_compiled(np.frombuffer(b"1,01\n", np.uint8), ord(","))
 
 
-def may_have_leading_zeros(path: Path, layout: Layout) -> bool:
+def may_have_leading_zeros(path: Path, delimiter: str, *, text: str | None = None,
+                           end: int | None = None) -> bool:
     """:func:`zero_led` over the file's rows, a chunk at a time (True when the
-    delimiter is not one byte: no screen then)."""
-    if len(layout.delimiter) != 1 or ord(layout.delimiter) > 127:
+    delimiter is not one byte: no screen then). ``text``: the file decoded already
+    (read instead of the bytes); ``end``: the bytes (or characters) the table fills, when
+    not the whole file (:class:`~core.io.csv_dialect.Layout`'s ``text`` and ``end``)."""
+    if len(delimiter) != 1 or ord(delimiter) > 127:
         return True
-    delimiter = ord(layout.delimiter)
+    code = ord(delimiter)
     screen = zero_led_compiled or zero_led_numpy
-    if layout.text is not None:
-        data = layout.text[:layout.end].encode("utf-8")
-        return bool(screen(np.frombuffer(data, np.uint8), delimiter))
+    if text is not None:
+        data = text[:end].encode("utf-8")
+        return bool(screen(np.frombuffer(data, np.uint8), code))
     with open(path, "rb") as handle:
-        left, carry = layout.end, b""
+        left, carry = end, b""
         while left is None or left > 0:
             chunk = handle.read(_CHUNK if left is None else min(_CHUNK, left))
             if not chunk:
                 return False
             if left is not None:
                 left -= len(chunk)
-            if screen(np.frombuffer(carry + chunk, np.uint8), delimiter):
+            if screen(np.frombuffer(carry + chunk, np.uint8), code):
                 return True
             carry = chunk[-16:]  # a field's start may lie across the chunks' edge
     return False
