@@ -26,6 +26,7 @@ from core.cluster.standardize import aggregate_code_from_counts, global_encoding
 from core.data.categories import group_aggregate_codes  # noqa: E402
 from core.data.encoding import encode  # noqa: E402
 from core.data.roles import Level  # noqa: E402
+from core.io import read_table  # noqa: E402
 from core.verify.kanonymity import verify_k_anonymity  # noqa: E402
 
 
@@ -144,18 +145,26 @@ def test_codes_written_with_leading_zeros_stay_text_as_on_one_machine(scheduler,
     codes = rng.integers(10_000, 100_000, len(table)).astype(str)
     codes[-5:] = ["00417", "01234", "00001", "09999", "00417"]  # in the last part only
     table["zip"] = codes.astype(object)
+    # Fractions beside a zero-led field are numbers, as on one machine (0012 is 12).
+    scores = (rng.integers(0, 1000, len(table)) / 4).astype(str).astype(object)
+    scores[-1] = "0012"
+    table["score"] = scores
     source = tmp_path / "parts"
     source.mkdir()
     for i, part in enumerate(np.array_split(np.arange(len(table)), 3)):
         table.iloc[part].to_csv(source / f"part-{i}.csv", index=False)
     out = tmp_path / "released"
-    roles = RoleSpec(quasi_identifiers=QI, non_confidential=("zip",))
+    roles = RoleSpec(quasi_identifiers=QI, non_confidential=("zip", "score"))
     result = anonymize_blocked(str(source), roles, "mdav", k=3, block_size=400,
                                output=str(out), scheduler=scheduler)
     assert result.passed
     masked = pd.concat([pd.read_csv(f, dtype=str) for f in sorted(out.iterdir())],
                        ignore_index=True)
     assert masked["zip"].tolist() == table["zip"].tolist()
+    local = read_table(source / "part-2.csv")
+    assert pd.api.types.is_string_dtype(local["zip"]) and local["score"].iloc[-1] == 12.0
+    assert masked["score"].astype(float).tolist() == table["score"].astype(float).tolist()
+    assert masked["score"].iloc[-1] == "12.0"  # released as the number it was read as
 
 
 def test_overwrite_replaces_only_a_folder_of_parts_and_never_the_input(scheduler,

@@ -28,6 +28,7 @@ import shutil
 import uuid
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from core.errors import MicroaggError
@@ -88,29 +89,54 @@ def read_partitioned(source, *, n_partitions: int | None = None):
 
 
 def _zero_led_columns(frame, names: list[str], separator: str) -> list[str]:
-    """The columns read as numbers that hold a value written with leading zeros (codes
+    """The columns of whole numbers that hold a value written with leading zeros (codes
     such as 00094, which would be read as 94): the local engine reads such a column as
     text (:mod:`core.io.read_text`), and so must this one. A screen of the files' bytes
-    first (:func:`core.io.zero_screen.may_have_leading_zeros`, here on this machine);
-    only when it finds a field that may be one are the numeric columns read as text,
-    on the workers, and looked at."""
+    first (:func:`core.io.zero_screen.may_have_leading_zeros`, on this machine); only
+    when it finds a field that may be one do the workers look: which numeric columns
+    hold whole numbers only, then the text of those."""
     import dask.dataframe as dd
 
-    from core.io.read_report import LEADING_ZERO
     from core.io.zero_screen import may_have_leading_zeros
 
     numeric = [c for c, kind in frame.dtypes.items()
                if pd.api.types.is_numeric_dtype(kind) and not pd.api.types.is_bool_dtype(kind)]
     if not numeric or not any(may_have_leading_zeros(Path(n), separator) for n in names):
         return []
-    text = dd.read_csv(names, sep=separator, blocksize="64MB", dtype=str, usecols=numeric)
+    flags = {c: bool for c in numeric}
+    whole = frame[numeric].map_partitions(_whole_in, numeric, meta=flags).compute()
+    candidates = [c for c in numeric if bool(whole[c].all())]
+    if not candidates:
+        return []
+    text = dd.read_csv(names, sep=separator, blocksize="64MB", dtype=str, usecols=candidates)
+    found = text.map_partitions(_zero_led_in, candidates,
+                                meta={c: bool for c in candidates}).compute()
+    return [c for c in candidates if bool(found[c].any())]
 
-    def zero_led(part: pd.DataFrame) -> pd.DataFrame:
-        return pd.DataFrame([[bool(part[c].str.fullmatch(LEADING_ZERO).any())
-                              for c in numeric]], columns=numeric)
 
-    found = text.map_partitions(zero_led, meta={c: bool for c in numeric}).compute()
-    return [c for c in numeric if bool(found[c].any())]
+def _whole_in(part: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """One row: whether each column of ``part`` holds finite whole numbers only (or
+    nothing)."""
+    row = []
+    for c in columns:
+        values = part[c].to_numpy(dtype=np.float64, na_value=np.nan)
+        values = values[~np.isnan(values)]
+        row.append(bool(np.isfinite(values).all() and np.array_equal(values, np.round(values))))
+    return pd.DataFrame([row], columns=columns)
+
+
+def _zero_led_in(part: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """One row: whether each column of ``part`` (read as text) holds a value written
+    with leading zeros (``LEADING_ZERO``); the fields that start with a zero, after
+    spaces and a sign, are the only ones matched."""
+    from core.io.read_report import LEADING_ZERO
+
+    row = []
+    for c in columns:
+        text = part[c].dropna()
+        start = text.str.lstrip().str.lstrip("+-").str.startswith("0")
+        row.append(bool(text[start.to_numpy(dtype=bool)].str.fullmatch(LEADING_ZERO).any()))
+    return pd.DataFrame([row], columns=columns)
 
 
 def read_error(error: Exception, source) -> MicroaggError:
