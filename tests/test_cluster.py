@@ -167,6 +167,20 @@ def test_codes_written_with_leading_zeros_stay_text_as_on_one_machine(scheduler,
     assert masked["score"].iloc[-1] == "12.0"  # released as the number it was read as
 
 
+def test_a_later_part_that_breaks_a_column_is_named_while_codes_are_looked_for(tmp_path):
+    from core.cluster.partitioned import read_partitioned
+    rng = np.random.default_rng(9)
+    first = pd.DataFrame({"zip": rng.integers(10_000, 100_000, 500).astype(str),
+                          "x": rng.normal(size=500)})
+    later = first.astype(object)
+    later.loc[5, "zip"], later.loc[7, "x"] = "00417", "oops"
+    first.to_csv(tmp_path / "part-0.csv", index=False)
+    later.to_csv(tmp_path / "part-1.csv", index=False)
+    with pytest.raises(MicroaggError, match=r"column 'x' holds str values \(such as "
+                                            r"'oops'\) in a later part"):
+        read_partitioned(str(tmp_path))
+
+
 def test_overwrite_replaces_only_a_folder_of_parts_and_never_the_input(scheduler,
                                                                        tmp_path):
     """--overwrite replaces an earlier release's folder of parts; a folder that is or

@@ -83,8 +83,8 @@ def read_partitioned(source, *, n_partitions: int | None = None):
                                     assume_missing=True, sample=1_000_000,
                                     dtype={c: str for c in codes})
         frame.head(1, npartitions=1, compute=False)._meta  # column names and types
-    except (OSError, ValueError, TypeError) as error:
-        raise MicroaggError(f"Cannot read '{path}': {str(error).splitlines()[0]}") from None
+    except (OSError, ValueError, TypeError) as error:  # the check for codes reads parts
+        raise read_error(error, path) from None
     return frame, kind
 
 
