@@ -136,7 +136,7 @@ def test_partitioned_folders_in_and_out(scheduler, tmp_path, kind):
                           scheduler=scheduler)
 
 
-def test_codes_written_with_leading_zeros_stay_text_as_on_one_machine(scheduler, tmp_path):
+def test_codes_and_long_integers_keep_every_digit_as_on_one_machine(scheduler, tmp_path):
     # Dask infers a CSV column's type from the first rows: a column of codes whose first
     # rows have no leading zero was read as numbers, so a kept code 00417 was released
     # as 417.0 (the local engine reads such a column as text, every zero kept).
@@ -149,18 +149,21 @@ def test_codes_written_with_leading_zeros_stay_text_as_on_one_machine(scheduler,
     scores = (rng.integers(0, 1000, len(table)) / 4).astype(str).astype(object)
     scores[-1] = "0012"
     table["score"] = scores
+    # Household numbers of 17 digits: a float64 holds no integer beyond 2^53 exactly.
+    table["household"] = rng.integers(10 ** 16, 10 ** 17, len(table)).astype(str)
     source = tmp_path / "parts"
     source.mkdir()
     for i, part in enumerate(np.array_split(np.arange(len(table)), 3)):
         table.iloc[part].to_csv(source / f"part-{i}.csv", index=False)
     out = tmp_path / "released"
-    roles = RoleSpec(quasi_identifiers=QI, non_confidential=("zip", "score"))
+    roles = RoleSpec(quasi_identifiers=QI, non_confidential=("zip", "score", "household"))
     result = anonymize_blocked(str(source), roles, "mdav", k=3, block_size=400,
                                output=str(out), scheduler=scheduler)
     assert result.passed
     masked = pd.concat([pd.read_csv(f, dtype=str) for f in sorted(out.iterdir())],
                        ignore_index=True)
     assert masked["zip"].tolist() == table["zip"].tolist()
+    assert masked["household"].tolist() == table["household"].tolist()
     local = read_table(source / "part-2.csv")
     assert pd.api.types.is_string_dtype(local["zip"]) and local["score"].iloc[-1] == 12.0
     assert masked["score"].astype(float).tolist() == table["score"].astype(float).tolist()

@@ -371,3 +371,21 @@ def test_the_leading_zero_screens_agree_and_never_miss(seed):
     if screen.zero_led_compiled is not None:
         assert screen.zero_led_compiled(data, ord(",")) == expected
     assert screen.zero_led_numpy(data, ord(",")) or not expected  # it may say more
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_long_integer_screens_agree_and_never_miss(seed):
+    """The same for the screen of whole numbers of 16 digits or more (the Dask engine
+    reads such a column as text: a float64 rounds it), on bytes mostly digits."""
+    import re
+
+    import core.io.zero_screen as screen
+    rng = np.random.default_rng(seed)
+    alphabet = np.frombuffer(b'0123456789' * 8 + b',;\n\r" +-.eEa', np.uint8)
+    data = rng.choice(alphabet, int(rng.integers(0, 90))).astype(np.uint8)
+    expected = re.search(rb'(?:^|[,\n\r])[ +\-"]*[0-9]{16,}(?:\Z|[^0-9.eE])',
+                         data.tobytes()) is not None
+    assert screen.long_integer(data, ord(",")) == expected
+    if screen.long_integer_compiled is not None:
+        assert screen.long_integer_compiled(data, ord(",")) == expected
+    assert screen.long_integer_numpy(data, ord(",")) or not expected

@@ -77,52 +77,61 @@ def read_partitioned(source, *, n_partitions: int | None = None):
             separator = "\t" if names[0].lower().endswith(".tsv") else ","
             frame = dd.read_csv(names, sep=separator, blocksize="64MB",
                                 assume_missing=True, sample=1_000_000)
-            codes = _zero_led_columns(frame, names, separator)
-            if codes:  # as the local engine reads them: text, every zero kept
+            exact = _exact_text_columns(frame, names, separator)
+            if exact:  # text as written: every zero and every digit kept
                 frame = dd.read_csv(names, sep=separator, blocksize="64MB",
                                     assume_missing=True, sample=1_000_000,
-                                    dtype={c: str for c in codes})
+                                    dtype={c: str for c in exact})
         frame.head(1, npartitions=1, compute=False)._meta  # column names and types
     except (OSError, ValueError, TypeError) as error:  # the check for codes reads parts
         raise read_error(error, path) from None
     return frame, kind
 
 
-def _zero_led_columns(frame, names: list[str], separator: str) -> list[str]:
-    """The columns of whole numbers that hold a value written with leading zeros (codes
-    such as 00094, which would be read as 94): the local engine reads such a column as
-    text (:mod:`core.io.read_text`), and so must this one. A screen of the files' bytes
-    first (:func:`core.io.zero_screen.may_have_leading_zeros`, on this machine); only
-    when it finds a field that may be one do the workers look: which numeric columns
-    hold whole numbers only, then the text of those."""
+def _exact_text_columns(frame, names: list[str], separator: str) -> list[str]:
+    """The columns Dask reads as numbers (float64, ``assume_missing``) that would not
+    keep what the file says, to be read as text, as written, instead: whole numbers
+    with a value written with leading zeros (codes such as 00094, read as 94), which
+    the local engine reads as text too (:mod:`core.io.read_text`), and whole numbers
+    from 2^53 on (household numbers of 16 digits or more), which a float64 rounds.
+    Screens of the files' bytes first (:mod:`core.io.zero_screen`, on this machine);
+    only when one finds a field that may be such a value do the workers look: which
+    numeric columns hold whole numbers only and how large, then for codes the text of
+    those."""
     import dask.dataframe as dd
 
-    from core.io.zero_screen import may_have_leading_zeros
+    from core.io.zero_screen import may_have_leading_zeros, may_have_long_integers
 
     numeric = [c for c, kind in frame.dtypes.items()
                if pd.api.types.is_numeric_dtype(kind) and not pd.api.types.is_bool_dtype(kind)]
-    if not numeric or not any(may_have_leading_zeros(Path(n), separator) for n in names):
+    if not numeric:
         return []
-    flags = {c: bool for c in numeric}
-    whole = frame[numeric].map_partitions(_whole_in, numeric, meta=flags).compute()
-    candidates = [c for c in numeric if bool(whole[c].all())]
+    zeros = any(may_have_leading_zeros(Path(n), separator) for n in names)
+    if not zeros and not any(may_have_long_integers(Path(n), separator) for n in names):
+        return []
+    facts = frame[numeric].map_partitions(_whole_in, numeric,
+                                          meta={c: float for c in numeric}).compute()
+    whole = [c for c in numeric if bool((facts.loc[["whole"], c] > 0).all())]
+    wide = [c for c in whole if float(facts.loc[["top"], c].max()) >= 2.0 ** 53]
+    candidates = [c for c in whole if c not in wide] if zeros else []
     if not candidates:
-        return []
+        return wide
     text = dd.read_csv(names, sep=separator, blocksize="64MB", dtype=str, usecols=candidates)
     found = text.map_partitions(_zero_led_in, candidates,
                                 meta={c: bool for c in candidates}).compute()
-    return [c for c in candidates if bool(found[c].any())]
+    return wide + [c for c in candidates if bool(found[c].any())]
 
 
 def _whole_in(part: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """One row: whether each column of ``part`` holds finite whole numbers only (or
-    nothing)."""
-    row = []
+    """Two rows: whether each column of ``part`` holds finite whole numbers only, or
+    nothing (``whole``, 1 or 0), and its largest magnitude (``top``, 0 if empty)."""
+    whole, top = [], []
     for c in columns:
         values = part[c].to_numpy(dtype=np.float64, na_value=np.nan)
         values = values[~np.isnan(values)]
-        row.append(bool(np.isfinite(values).all() and np.array_equal(values, np.round(values))))
-    return pd.DataFrame([row], columns=columns)
+        whole.append(float(np.isfinite(values).all() and np.array_equal(values, np.round(values))))
+        top.append(float(np.abs(values).max(initial=0.0)))
+    return pd.DataFrame([whole, top], columns=columns, index=["whole", "top"])
 
 
 def _zero_led_in(part: pd.DataFrame, columns: list[str]) -> pd.DataFrame:

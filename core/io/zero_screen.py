@@ -1,9 +1,11 @@
-"""A screen of a text file's bytes for fields that may start with a zero and a digit.
+"""Screens of a text file's bytes: fields that may start with a zero and a digit, and
+fields that may be whole numbers of 16 digits or more.
 
 :func:`core.io.read_text.read_text` reads the columns of whole numbers again, as
-written, to keep codes such as 00094 as text, only when this screen finds a field that
-may be one: most files of numbers have none, and the screen costs a pass over the bytes
-where a second parse would cost far more.
+written, to keep codes such as 00094 as text, only when the first screen finds a field
+that may be one; the Dask engine (:mod:`core.cluster.partitioned`) uses both before it
+looks at its parts. Most files of numbers have neither, and a screen costs a pass over
+the bytes where a second parse would cost far more.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ import numpy as np
 
 from core.compiled import kernel
 
-__all__ = ["compile_screen", "may_have_leading_zeros", "zero_led", "zero_led_compiled",
-           "zero_led_numpy"]
+__all__ = ["compile_screen", "may_have_leading_zeros", "may_have_long_integers", "zero_led",
+           "zero_led_compiled", "zero_led_numpy", "long_integer", "long_integer_numpy"]
 
 _CHUNK = 32 * 2**20
 
@@ -39,9 +41,11 @@ zero_led_compiled = kernel(zero_led)
 
 
 def compile_screen() -> None:
-    """Compile the screen for leading zeros (the warm-up's step for reading)."""
-    if zero_led_compiled is not None:
-        zero_led_compiled(np.frombuffer(b"1,01\n", np.uint8), ord(","))
+    """Compile the screens (the warm-up's step for reading)."""
+    data = np.frombuffer(b"1,01\n", np.uint8)
+    for screen in (zero_led_compiled, long_integer_compiled):
+        if screen is not None:
+            screen(data, ord(","))
 
 
 def may_have_leading_zeros(path: Path, delimiter: str, *, text: str | None = None,
@@ -50,10 +54,23 @@ def may_have_leading_zeros(path: Path, delimiter: str, *, text: str | None = Non
     delimiter is not one byte: no screen then). ``text``: the file decoded already
     (read instead of the bytes); ``end``: the bytes (or characters) the table fills, when
     not the whole file (:class:`~core.io.csv_dialect.Layout`'s ``text`` and ``end``)."""
+    return _scan(path, delimiter, zero_led_compiled or zero_led_numpy, 16, text, end)
+
+
+def may_have_long_integers(path: Path, delimiter: str, *, text: str | None = None,
+                           end: int | None = None) -> bool:
+    """:func:`long_integer` over the file's rows, as :func:`may_have_leading_zeros`."""
+    return _scan(path, delimiter, long_integer_compiled or long_integer_numpy, 64, text,
+                 end)
+
+
+def _scan(path: Path, delimiter: str, screen, overlap: int, text, end) -> bool:
+    """``screen`` over the file's bytes a chunk at a time, each chunk after the last
+    ``overlap`` bytes of the one before (a field may lie across their edge); True when
+    the delimiter is not one byte (no screen then)."""
     if len(delimiter) != 1 or ord(delimiter) > 127:
         return True
     code = ord(delimiter)
-    screen = zero_led_compiled or zero_led_numpy
     if text is not None:
         data = text[:end].encode("utf-8")
         return bool(screen(np.frombuffer(data, np.uint8), code))
@@ -67,7 +84,7 @@ def may_have_leading_zeros(path: Path, delimiter: str, *, text: str | None = Non
                 left -= len(chunk)
             if screen(np.frombuffer(carry + chunk, np.uint8), code):
                 return True
-            carry = chunk[-16:]  # a field's start may lie across the chunks' edge
+            carry = chunk[-overlap:]
     return False
 
 
@@ -80,3 +97,50 @@ def zero_led_numpy(data, delimiter):
     zero = (data[:-1] == 48) & (data[1:] >= 48) & (data[1:] <= 57)
     before = np.concatenate([[10], data[:-2]])
     return bool((zero & np.isin(before, [delimiter, 10, 13, 34, 32, 43, 45])).any())
+
+
+_LONG = 16  # digits: every whole number from 2^53 on has 16 at least
+
+
+def long_integer(data, delimiter):
+    """Whether some field of ``data`` (bytes as uint8) may be a whole number of 16 digits
+    or more, which a float64 does not hold exactly from 2^53 on: at a field's start
+    (after spaces, a sign or a quote) 16 digits or more, then no '.', 'e' or 'E'. A
+    run of digits that reaches the end of ``data`` counts (the field may go on). A
+    screen: a hit only means look closer."""
+    n = data.shape[0]
+    i = 0
+    start = True
+    while i < n:
+        b = data[i]
+        if b == delimiter or b == 10 or b == 13:
+            start = True
+            i += 1
+        elif start and (b == 32 or b == 43 or b == 45 or b == 34):
+            i += 1
+        elif start and 48 <= b <= 57:
+            j = i
+            while j < n and 48 <= data[j] <= 57:
+                j += 1
+            if j - i >= _LONG and (j == n or (data[j] != 46 and data[j] != 101
+                                               and data[j] != 69)):
+                return True
+            start = False
+            i = j
+        else:
+            start = False
+            i += 1
+    return False
+
+
+long_integer_compiled = kernel(long_integer)
+
+
+def long_integer_numpy(data, delimiter):
+    """A coarser :func:`long_integer` in numpy (no compiled kernels): 16 digits in a
+    row anywhere. It finds every field :func:`long_integer` finds, and some more."""
+    if data.shape[0] < _LONG:
+        return False
+    digits = (data >= 48) & (data <= 57)
+    runs = np.lib.stride_tricks.sliding_window_view(digits, _LONG)
+    return bool(runs.all(axis=1).any())
