@@ -100,14 +100,15 @@ def _exact_text_columns(frame, names: list[str], separator: str) -> list[str]:
     those."""
     import dask.dataframe as dd
 
-    from core.io.zero_screen import may_have_leading_zeros, may_have_long_integers
+    from core.io.zero_screen import may_have_codes_or_long_integers
 
     numeric = [c for c, kind in frame.dtypes.items()
                if pd.api.types.is_numeric_dtype(kind) and not pd.api.types.is_bool_dtype(kind)]
     if not numeric:
         return []
-    zeros = any(may_have_leading_zeros(Path(n), separator) for n in names)
-    if not zeros and not any(may_have_long_integers(Path(n), separator) for n in names):
+    screened = [may_have_codes_or_long_integers(Path(n), separator) for n in names]
+    zeros = any(zero for zero, _ in screened)
+    if not zeros and not any(long for _, long in screened):
         return []
     facts = frame[numeric].map_partitions(_whole_in, numeric,
                                           meta={c: float for c in numeric}).compute()

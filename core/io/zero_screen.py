@@ -16,8 +16,9 @@ import numpy as np
 
 from core.compiled import kernel
 
-__all__ = ["compile_screen", "may_have_leading_zeros", "may_have_long_integers", "zero_led",
-           "zero_led_compiled", "zero_led_numpy", "long_integer", "long_integer_numpy"]
+__all__ = ["compile_screen", "may_have_codes_or_long_integers", "may_have_leading_zeros",
+           "zero_led", "zero_led_compiled", "zero_led_numpy", "long_integer",
+           "long_integer_compiled", "long_integer_numpy"]
 
 _CHUNK = 32 * 2**20
 
@@ -54,38 +55,41 @@ def may_have_leading_zeros(path: Path, delimiter: str, *, text: str | None = Non
     delimiter is not one byte: no screen then). ``text``: the file decoded already
     (read instead of the bytes); ``end``: the bytes (or characters) the table fills, when
     not the whole file (:class:`~core.io.csv_dialect.Layout`'s ``text`` and ``end``)."""
-    return _scan(path, delimiter, zero_led_compiled or zero_led_numpy, 16, text, end)
+    return _scan(path, delimiter, (zero_led_compiled or zero_led_numpy,), text, end)[0]
 
 
-def may_have_long_integers(path: Path, delimiter: str, *, text: str | None = None,
-                           end: int | None = None) -> bool:
-    """:func:`long_integer` over the file's rows, as :func:`may_have_leading_zeros`."""
-    return _scan(path, delimiter, long_integer_compiled or long_integer_numpy, 64, text,
-                 end)
+def may_have_codes_or_long_integers(path: Path, delimiter: str) -> tuple[bool, bool]:
+    """``(zero-led, long)``: :func:`zero_led` and :func:`long_integer` over the file's
+    rows in one pass over its bytes, as :func:`may_have_leading_zeros`."""
+    zero, long = _scan(path, delimiter, (zero_led_compiled or zero_led_numpy,
+                                         long_integer_compiled or long_integer_numpy))
+    return zero, long
 
 
-def _scan(path: Path, delimiter: str, screen, overlap: int, text, end) -> bool:
-    """``screen`` over the file's bytes a chunk at a time, each chunk after the last
-    ``overlap`` bytes of the one before (a field may lie across their edge); True when
-    the delimiter is not one byte (no screen then)."""
+def _scan(path: Path, delimiter: str, screens, text=None, end=None) -> list[bool]:
+    """Whether each of ``screens`` finds a field, over the file's bytes a chunk at a
+    time, each chunk after the last bytes of the one before (a field may lie across
+    their edge; 64 hold the start of any field a screen looks for, or 16 digits of it);
+    all True when the delimiter is not one byte (no screen then)."""
     if len(delimiter) != 1 or ord(delimiter) > 127:
-        return True
+        return [True] * len(screens)
     code = ord(delimiter)
     if text is not None:
-        data = text[:end].encode("utf-8")
-        return bool(screen(np.frombuffer(data, np.uint8), code))
+        data = np.frombuffer(text[:end].encode("utf-8"), np.uint8)
+        return [bool(screen(data, code)) for screen in screens]
+    found = [False] * len(screens)
     with open(path, "rb") as handle:
         left, carry = end, b""
-        while left is None or left > 0:
+        while (left is None or left > 0) and not all(found):
             chunk = handle.read(_CHUNK if left is None else min(_CHUNK, left))
             if not chunk:
-                return False
+                break
             if left is not None:
                 left -= len(chunk)
-            if screen(np.frombuffer(carry + chunk, np.uint8), code):
-                return True
-            carry = chunk[-overlap:]
-    return False
+            data = np.frombuffer(carry + chunk, np.uint8)
+            found = [hit or bool(screen(data, code)) for hit, screen in zip(found, screens)]
+            carry = chunk[-64:]
+    return found
 
 
 def zero_led_numpy(data, delimiter):
