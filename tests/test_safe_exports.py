@@ -149,6 +149,43 @@ def test_whole_number_floats_are_written_as_integers_in_csv(tmp_path):
     assert lines[1] == "218992,33.4,1" and lines[2] == "77516,35.0,2"
 
 
+def test_whole_numbers_beside_empty_cells_are_written_as_integers_in_csv(tmp_path,
+                                                                        monkeypatch):
+    """A column of codes with empty cells is read as floats; the CSV writes it back as
+    it was written, on the fast path (repeated values and distinct ones) and on
+    pandas' (beside a date): ``3``, not ``3.0``. Fractions and numbers from 2**53 on
+    keep their float text."""
+    frame = pd.DataFrame({"code": [3.0, np.nan, 5.0, 3.0], "distinct": [1.0, 2.0, np.nan, -0.0],
+                          "mean": [33.4, np.nan, 35.0, 1.0],
+                          "huge": [2.0 ** 53, np.nan, 1.0, 2.0]})
+    expected = ["code,distinct,mean,huge", "3,1,33.4,9007199254740992.0", ",2,,",
+                "5,,35.0,1.0", "3,0,1.0,2.0"]
+
+    def refused(*args, **kwargs):
+        raise AssertionError("pandas wrote a table of numbers")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(pd.DataFrame, "to_csv", refused)
+        for block in (1, 65_536):  # a block of rows at a time, or the whole column
+            patched.setattr(write_module, "_CSV_ROWS_PER_BLOCK", block)
+            assert write_table(tmp_path / "f.csv", frame).read_text().splitlines() == expected
+    dated = frame.assign(when=pd.to_datetime(["2020-01-01"] * 4))
+    lines = write_table(tmp_path / "d.csv", dated).read_text().splitlines()
+    assert [line.rsplit(",", 1)[0] for line in lines] == expected
+
+
+def test_a_kept_column_of_codes_with_empty_cells_is_released_as_written(tmp_path):
+    rng = np.random.default_rng(3)
+    codes = [str(c) if i % 7 else "" for i, c in enumerate(rng.integers(1, 99, 60))]
+    source = tmp_path / "survey.csv"
+    pd.DataFrame({"age": rng.integers(18, 90, 60), "household": codes}).to_csv(
+        source, index=False)
+    assert main(["anonymize", str(source), "-o", str(tmp_path / "out.csv"), "--qi", "age",
+                 "--k", "3", "--quiet"]) == 0
+    released = pd.read_csv(tmp_path / "out.csv", dtype=str, keep_default_na=False)
+    assert released["household"].tolist() == codes
+
+
 def test_the_summary_sheet_holds_numbers_as_numbers(tmp_path, sample_path):
     table = read_table(sample_path)
     roles = RoleSpec(quasi_identifiers=("age", "income"), identifiers=("person_id",))

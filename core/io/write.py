@@ -11,8 +11,8 @@ spreadsheet would execute is made inert):
 
 CSV
     UTF-8 with CRLF line ends (RFC 4180); formula-like text and headers neutralised with a leading apostrophe; a float
-    column whose values are all whole numbers is written as integers (``218992``, not
-    ``218992.0``); other floats in their shortest round-trip form, so the verifier's
+    column whose values are all whole numbers, empty cells aside, is written as integers
+    (``218992``, not ``218992.0``); other floats in their shortest round-trip form, so the verifier's
     equality within a class survives the file.
 XLSX
     Streamed by :mod:`core.io.xlsx_stream` (memory does not grow with the rows);
@@ -170,15 +170,24 @@ def write_table(path: str | os.PathLike, table: pd.DataFrame, *,
 
 
 def _csv_ready(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` as the CSV holds it: text made inert, and a float column whose values
+    are all whole numbers below 2**53, missing values aside, as integers (a kept column
+    of codes with empty cells, which a reader gives as floats, is released as ``3``, as
+    written, not ``3.0``)."""
     out = neutralise_frame(table)
     for position, column in enumerate(table.columns):
         values = table[column]
         if pd.api.types.is_float_dtype(values) and len(values):
             array = values.to_numpy(dtype=np.float64, na_value=np.nan)
-            finite = np.isfinite(array)
-            if finite.all() and np.all(array == np.round(array)) and \
-                    np.abs(array).max() < 2.0 ** 53:
-                out.isetitem(position, array.astype(np.int64))
+            missing = np.isnan(array)
+            present = array[~missing]
+            if not (present.size and np.isfinite(present).all()
+                    and np.all(present == np.round(present))
+                    and np.abs(present).max() < 2.0 ** 53):
+                continue
+            whole = np.where(missing, 0.0, array).astype(np.int64)
+            out.isetitem(position, whole if not missing.any() else
+                         pd.arrays.IntegerArray(whole, missing))
     return out
 
 
@@ -248,8 +257,9 @@ class _CsvColumn:
     themselves, a missing one empty. Booleans: "True" and "False", picked by code.
     """
 
-    def __init__(self, values: np.ndarray, numeric: bool):
+    def __init__(self, values: np.ndarray, numeric: bool, missing: np.ndarray | None = None):
         self._values = values
+        self._missing = missing  # of integers: the cells written empty
         self.numeric = numeric
         self._distinct = None
         if not numeric:
@@ -259,6 +269,9 @@ class _CsvColumn:
         if 2 * len(distinct) <= len(values):  # repeated values: each formatted once
             self._distinct = _number_texts(distinct.view(values.dtype))
             self._inverse = inverse
+            if missing is not None:
+                self._distinct = np.append(self._distinct, "")
+                self._inverse = np.where(missing, len(distinct), inverse)
 
     @classmethod
     def coded(cls, labels: np.ndarray, codes: np.ndarray) -> "_CsvColumn":
@@ -272,6 +285,9 @@ class _CsvColumn:
         """The column's fields, or None for a kind the fast path does not write."""
         if series.dtype in (np.int64, np.float64):
             return cls(series.to_numpy(), numeric=True)
+        if series.dtype == pd.Int64Dtype():  # whole numbers beside empty cells
+            return cls(series.to_numpy(dtype=np.int64, na_value=0), numeric=True,
+                       missing=series.isna().to_numpy())
         if series.dtype == np.bool_:  # as pandas writes them: str(True), str(False)
             return cls.coded(np.array(["False", "True"], dtype=object),
                              series.to_numpy().view(np.uint8))
@@ -286,7 +302,10 @@ class _CsvColumn:
             return self._distinct[self._inverse[start:stop]]
         if not self.numeric:
             return self._values[start:stop]
-        return _number_texts(self._values[start:stop])
+        texts = _number_texts(self._values[start:stop])
+        if self._missing is not None:
+            texts[self._missing[start:stop]] = ""
+        return texts
 
 
 def _number_texts(values: np.ndarray) -> np.ndarray:
