@@ -355,6 +355,23 @@ def test_large_whole_numbers_beside_empty_cells_keep_every_digit(tmp_path):
     assert table["code"].tolist()[0] == 9007199254740993 and table["code"].isna()[1]
 
 
+def test_whole_numbers_from_two_to_the_53_beside_empty_cells_keep_every_digit(tmp_path):
+    """2**53 + 1 is the first integer a float cannot hold: as the largest of its column
+    beside an empty cell it was read as the float 2**53."""
+    path = tmp_path / "edge.csv"
+    path.write_text("age,code\n1,9007199254740993\n2,\n3,12\n")
+    assert read_table(path)["code"].tolist()[0] == 9007199254740993
+    from core.io.xlsx_stream import write_xlsx  # openpyxl's writer rounds them itself
+
+    codes = pd.Series([9007199254740993, None, 70300852664449794, 12], dtype=object)
+    write_xlsx(str(tmp_path / "ids.xlsx"),
+               [("data", pd.DataFrame({"age": [1, 2, 3, 4], "code": codes}), [8, 8])])
+    table = read_table(tmp_path / "ids.xlsx")
+    assert table["code"].dtype == "Int64"
+    assert table["code"].isna().tolist() == [False, True, False, False]
+    assert table["code"].dropna().tolist() == [9007199254740993, 70300852664449794, 12]
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_the_leading_zero_screens_agree_and_never_miss(seed):
     """The compiled screen and the rule it stands for give the same answer on random

@@ -134,7 +134,7 @@ def _leading_zeros(path: Path, layout: Layout, names: list[str],
     whole = [n for n in names if pd.api.types.is_integer_dtype(table[n])
              or _whole_floats(table[n])]
     large = [n for n in whole if pd.api.types.is_float_dtype(table[n])
-             and bool((table[n].abs() > 2.0 ** 53).any())]
+             and bool((table[n].abs() >= 2.0 ** 53).any())]
     zero_led = whole and may_have_leading_zeros(path, layout.delimiter, text=layout.text,
                                                 end=layout.end)
     again = whole if zero_led else large

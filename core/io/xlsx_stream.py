@@ -15,7 +15,8 @@ Cells:
   control characters in Excel's ``_xHHHH_`` escape (:func:`core.io.cells.escape_control`);
 - numbers are numeric cells with every digit: a float in its shortest round-trip form
   (``repr``), an integer in full even beyond 2**53 (Excel shows 15 digits; the file
-  holds them all);
+  holds them all), in a column of nullable integers too (whole numbers beside empty
+  cells, as the reader keeps household numbers of 17 digits);
 - booleans are boolean cells; a date-time is Excel's serial day number with the style
   ``yyyy-mm-dd hh:mm:ss`` (a time-zone-aware value is written as its wall-clock time);
 - a missing value (NaN, None, NaT, ±inf) or an empty text is no cell at all.
@@ -110,8 +111,11 @@ def _cells(series: pd.Series) -> list:
         series = series.astype(object)
     if pd.api.types.is_bool_dtype(series):
         return [None if pd.isna(v) else f' t="b"><v>{int(bool(v))}</v></c>' for v in series]
-    if pd.api.types.is_integer_dtype(series) and not series.isna().any():
-        return [f"><v>{v}</v></c>" for v in series.tolist()]
+    if pd.api.types.is_integer_dtype(series):
+        if not series.isna().any():
+            return [f"><v>{v}</v></c>" for v in series.tolist()]
+        # Nullable integers with missing values: each its own digits, never a float's.
+        return [None if v is pd.NA else f"><v>{v}</v></c>" for v in series.tolist()]
     if pd.api.types.is_numeric_dtype(series):
         return [_number(v) for v in
                 series.to_numpy(dtype=np.float64, na_value=np.nan).tolist()]
