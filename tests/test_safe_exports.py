@@ -169,6 +169,9 @@ def test_whole_numbers_beside_empty_cells_are_written_as_integers_in_csv(tmp_pat
         for block in (1, 65_536):  # a block of rows at a time, or the whole column
             patched.setattr(write_module, "_CSV_ROWS_PER_BLOCK", block)
             assert write_table(tmp_path / "f.csv", frame).read_text().splitlines() == expected
+        repeated = pd.DataFrame({"code": [3.0, np.nan, 5.0, 3.0] * 3})  # each text once
+        assert write_table(tmp_path / "r.csv", repeated).read_text().splitlines() == [
+            "code"] + ["3", '""', "5", "3"] * 3
     dated = frame.assign(when=pd.to_datetime(["2020-01-01"] * 4))
     lines = write_table(tmp_path / "d.csv", dated).read_text().splitlines()
     assert [line.rsplit(",", 1)[0] for line in lines] == expected
