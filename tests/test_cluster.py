@@ -151,12 +151,17 @@ def test_codes_and_long_integers_keep_every_digit_as_on_one_machine(scheduler, t
     table["score"] = scores
     # Household numbers of 17 digits: a float64 holds no integer beyond 2^53 exactly.
     table["household"] = rng.integers(10 ** 16, 10 ** 17, len(table)).astype(str)
+    # Industry codes (NACE): 01.10 and 01.1 are two codes, as numbers both 1.1.
+    nace = rng.choice(["10.2", "45.3", "86.10", "47.11"], len(table)).astype(object)
+    nace[-3:] = ["01.10", "01.1", "10.20"]
+    table["nace"] = nace
     source = tmp_path / "parts"
     source.mkdir()
     for i, part in enumerate(np.array_split(np.arange(len(table)), 3)):
         table.iloc[part].to_csv(source / f"part-{i}.csv", index=False)
     out = tmp_path / "released"
-    roles = RoleSpec(quasi_identifiers=QI, non_confidential=("zip", "score", "household"))
+    roles = RoleSpec(quasi_identifiers=QI,
+                     non_confidential=("zip", "score", "household", "nace"))
     result = anonymize_blocked(str(source), roles, "mdav", k=3, block_size=400,
                                output=str(out), scheduler=scheduler)
     assert result.passed
@@ -164,8 +169,10 @@ def test_codes_and_long_integers_keep_every_digit_as_on_one_machine(scheduler, t
                        ignore_index=True)
     assert masked["zip"].tolist() == table["zip"].tolist()
     assert masked["household"].tolist() == table["household"].tolist()
+    assert masked["nace"].tolist() == table["nace"].tolist()
     local = read_table(source / "part-2.csv")
     assert pd.api.types.is_string_dtype(local["zip"]) and local["score"].iloc[-1] == 12.0
+    assert local["nace"].tolist()[-3:] == ["01.10", "01.1", "10.20"]
     assert masked["score"].astype(float).tolist() == table["score"].astype(float).tolist()
     assert masked["score"].iloc[-1] == "12.0"  # released as the number it was read as
 

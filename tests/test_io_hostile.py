@@ -406,3 +406,43 @@ def test_the_long_integer_screens_agree_and_never_miss(seed):
     if screen.long_integer_compiled is not None:
         assert screen.long_integer_compiled(data, ord(",")) == expected
     assert screen.long_integer_numpy(data, ord(",")) or not expected
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_dotted_code_screens_agree_and_never_miss(seed):
+    """The same for the screen of codes with a leading zero and a dot (01.10): a 0,
+    digits, then a dot, at a field's start (digits up to the end of the bytes count:
+    the field may go on in the next chunk)."""
+    import re
+
+    import core.io.zero_screen as screen
+    rng = np.random.default_rng(seed)
+    data = rng.choice(np.frombuffer(b'0123456789' * 2 + b',;\n\r" +-..a', np.uint8),
+                      int(rng.integers(0, 60))).astype(np.uint8)
+    expected = re.search(rb'(?:^|[,\n\r])[ +\-"]*0[0-9]+(?:\.|\Z)', data.tobytes()) is not None
+    assert screen.dotted_zero(data, ord(",")) == expected
+    if screen.dotted_zero_compiled is not None:
+        assert screen.dotted_zero_compiled(data, ord(",")) == expected
+    assert screen.dotted_zero_numpy(data, ord(",")) or not expected
+
+
+def test_codes_with_a_leading_zero_and_a_dot_stay_apart(tmp_path):
+    """NACE 01.10 and 01.1 are two codes (a class and its group); as numbers both were
+    1.1, silently. A column holding one such field is read as text in a CSV and, for a
+    text cell, in a workbook; fractions beside a zero-led whole field stay numbers."""
+    codes = ["01.10", "01.1", "10.20", "10.2", "45.00", "001.9"]
+    path = tmp_path / "industry.csv"
+    path.write_text("age,nace,score\n" + "".join(
+        f"{20 + i},{c},{s}\n" for i, (c, s) in enumerate(zip(codes, ["0012", "1.5"] * 3))))
+    table, report = read_table_with_report(path)
+    assert table["nace"].tolist() == codes
+    assert table["score"].tolist() == [12.0, 1.5] * 3
+    assert any("'01.10' (data row 1)" in note for note in report.notes)
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["age", "nace"])
+    for i, code in enumerate(codes):
+        sheet.append([20 + i, code])  # text cells
+    sheet.append([30, 86.1])  # a number cell: its digits
+    book.save(tmp_path / "industry.xlsx")
+    assert read_table(tmp_path / "industry.xlsx")["nace"].tolist() == codes + ["86.1"]

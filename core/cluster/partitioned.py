@@ -91,13 +91,14 @@ def read_partitioned(source, *, n_partitions: int | None = None):
 def _exact_text_columns(frame, names: list[str], separator: str) -> list[str]:
     """The columns Dask reads as numbers (float64, ``assume_missing``) that would not
     keep what the file says, to be read as text, as written, instead: whole numbers
-    with a value written with leading zeros (codes such as 00094, read as 94), which
-    the local engine reads as text too (:mod:`core.io.read_text`), and whole numbers
-    from 2^53 on (household numbers of 16 digits or more), which a float64 rounds.
-    Screens of the files' bytes first (:mod:`core.io.zero_screen`, on this machine);
-    only when one finds a field that may be such a value do the workers look: which
-    numeric columns hold whole numbers only and how large, then for codes the text of
-    those."""
+    with a value written with leading zeros (codes such as 00094, read as 94), numbers
+    with one written with a leading zero and a dot (codes such as 01.10, read as 1.1
+    like 01.1), which the local engine reads as text too (:mod:`core.io.read_text`),
+    and whole numbers from 2^53 on (household numbers of 16 digits or more), which a
+    float64 rounds. Screens of the files' bytes first (:mod:`core.io.zero_screen`, on
+    this machine); only when one finds a field that may be such a value do the workers
+    look: which numeric columns hold whole numbers only and how large, then for codes
+    the text of those (and of the others, for dotted codes)."""
     import dask.dataframe as dd
 
     from core.io.zero_screen import may_have_codes_or_long_integers
@@ -107,20 +108,22 @@ def _exact_text_columns(frame, names: list[str], separator: str) -> list[str]:
     if not numeric:
         return []
     screened = [may_have_codes_or_long_integers(Path(n), separator) for n in names]
-    zeros = any(zero for zero, _ in screened)
-    if not zeros and not any(long for _, long in screened):
+    zeros, dotted = any(s[0] for s in screened), any(s[1] for s in screened)
+    if not zeros and not any(s[2] for s in screened):
         return []
     facts = frame[numeric].map_partitions(_whole_in, numeric,
                                           meta={c: float for c in numeric}).compute()
     whole = [c for c in numeric if bool((facts.loc[["whole"], c] > 0).all())]
     wide = [c for c in whole if float(facts.loc[["top"], c].max()) >= 2.0 ** 53]
     candidates = [c for c in whole if c not in wide] if zeros else []
-    if not candidates:
+    fractions = [c for c in numeric if c not in whole] if dotted else []
+    if not candidates and not fractions:
         return wide
-    text = dd.read_csv(names, sep=separator, blocksize="64MB", dtype=str, usecols=candidates)
-    found = text.map_partitions(_zero_led_in, candidates,
-                                meta={c: bool for c in candidates}).compute()
-    return wide + [c for c in candidates if bool(found[c].any())]
+    text = dd.read_csv(names, sep=separator, blocksize="64MB", dtype=str,
+                       usecols=candidates + fractions)
+    found = text.map_partitions(_zero_led_in, candidates, fractions,
+                                meta={c: bool for c in candidates + fractions}).compute()
+    return wide + [c for c in candidates + fractions if bool(found[c].any())]
 
 
 def _whole_in(part: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -135,18 +138,24 @@ def _whole_in(part: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame([whole, top], columns=columns, index=["whole", "top"])
 
 
-def _zero_led_in(part: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+def _zero_led_in(part: pd.DataFrame, columns: list[str],
+                 fractions: list[str] = ()) -> pd.DataFrame:
     """One row: whether each column of ``part`` (read as text) holds a value written
-    with leading zeros (``LEADING_ZERO``); the fields that start with a zero, after
-    spaces and a sign, are the only ones matched."""
-    from core.io.read_report import LEADING_ZERO
+    with leading zeros (``LEADING_ZERO``, or ``DOTTED_CODE``), or, for each of
+    ``fractions``, one written with a leading zero and a dot (``DOTTED_CODE``); the
+    fields that start with a zero, after spaces and a sign, are the only ones matched."""
+    from core.io.read_report import DOTTED_CODE, LEADING_ZERO
 
     row = []
-    for c in columns:
+    for c in [*columns, *fractions]:
         text = part[c].dropna()
         start = text.str.lstrip().str.lstrip("+-").str.startswith("0")
-        row.append(bool(text[start.to_numpy(dtype=bool)].str.fullmatch(LEADING_ZERO).any()))
-    return pd.DataFrame([row], columns=columns)
+        led = text[start.to_numpy(dtype=bool)]
+        code = led.str.fullmatch(DOTTED_CODE)
+        if c in columns:
+            code = code | led.str.fullmatch(LEADING_ZERO)
+        row.append(bool(code.any()))
+    return pd.DataFrame([row], columns=[*columns, *fractions])
 
 
 def read_error(error: Exception, source) -> MicroaggError:

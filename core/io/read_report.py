@@ -12,11 +12,16 @@ from dataclasses import dataclass, field
 
 from core.errors import MicroaggError
 
-__all__ = ["ReadReport", "Recorder", "column_names", "SETTINGS", "LEADING_ZERO"]
+__all__ = ["ReadReport", "Recorder", "column_names", "SETTINGS", "LEADING_ZERO",
+           "DOTTED_CODE"]
 
 SETTINGS = ("delimiter", "decimal", "thousands", "encoding", "header_line", "sheet")
 LEADING_ZERO = r"\s*[+-]?0[0-9]+\s*"
 """A code written with leading zeros (00094, "01"), which the readers keep as text."""
+DOTTED_CODE = r"\s*[+-]?0[0-9]+\.[0-9]*\s*"
+"""A code written with a leading zero and a dot (NACE 01.10 beside 01.1, ICD 001.9): no
+number is written so, and as numbers two such codes become one (01.10 and 01.1 both
+1.1), so the readers keep a column holding one as text, fractions and all."""
 
 
 @dataclass(frozen=True)

@@ -44,9 +44,9 @@ from core.io.number_format import (
     to_numbers,
 )
 from core.io.progress_source import progress_source
-from core.io.read_report import LEADING_ZERO, Recorder, column_names
+from core.io.read_report import DOTTED_CODE, LEADING_ZERO, Recorder, column_names
 from core.io.short_rows import check_short_records
-from core.io.zero_screen import may_have_leading_zeros
+from core.io.zero_screen import may_have_dotted_codes, may_have_leading_zeros
 from core.progress import TaskState
 
 __all__ = ["read_text"]
@@ -126,25 +126,32 @@ def _whole_floats(column: pd.Series) -> bool:
 def _leading_zeros(path: Path, layout: Layout, names: list[str],
                    table: pd.DataFrame) -> list[str]:
     """Columns read as whole numbers whose cells are written with leading zeros
-    (postcodes, codes such as 00094) are read as text instead, as written, so that no
-    zero is lost; a note for each. A column of whole numbers with empty cells, which
-    pandas reads as floats, holding one beyond 2^53 is read as nullable integers, every
-    digit kept. The columns of whole numbers are read again only when a screen of the
-    file's bytes finds a field that may start with a zero, or for such large numbers."""
+    (postcodes, codes such as 00094), and columns read as numbers with a cell written
+    with a leading zero and a dot (codes such as 01.10, :data:`DOTTED_CODE`), are read
+    as text instead, as written, so that no zero is lost and 01.10 stays apart from
+    01.1; a note for each. A column of whole numbers with empty cells, which pandas
+    reads as floats, holding one from 2^53 on is read as nullable integers, every digit
+    kept. The columns are read again only when a screen of the file's bytes finds a
+    field that may start with a zero (and a dot, for columns of fractions), or for such
+    large numbers."""
     whole = [n for n in names if pd.api.types.is_integer_dtype(table[n])
              or _whole_floats(table[n])]
     large = [n for n in whole if pd.api.types.is_float_dtype(table[n])
              and bool((table[n].abs() >= 2.0 ** 53).any())]
-    zero_led = whole and may_have_leading_zeros(path, layout.delimiter, text=layout.text,
-                                                end=layout.end)
-    again = whole if zero_led else large
+    fractions = [n for n in names if pd.api.types.is_float_dtype(table[n]) and n not in whole]
+    screen = {"delimiter": layout.delimiter, "text": layout.text, "end": layout.end}
+    zero_led = bool(whole or fractions) and may_have_leading_zeros(path, **screen)
+    dotted = zero_led and bool(fractions) and may_have_dotted_codes(path, **screen)
+    again = (whole if zero_led else large) + (fractions if dotted else [])
     if not again:
         return []
     written = _parse(path, layout, names, ".", again, usecols=again, as_written=True)
     notes = []
     for name in again:
         text = written[name].str.strip()
-        zeros = text.str.fullmatch(LEADING_ZERO).to_numpy(dtype=bool, na_value=False)
+        code = (text.str.fullmatch(LEADING_ZERO) | text.str.fullmatch(DOTTED_CODE)
+                if name in whole else text.str.fullmatch(DOTTED_CODE))
+        zeros = code.to_numpy(dtype=bool, na_value=False)
         if not zeros.any():
             digits = text.where(table[name].notna(), None)
             if name in large and digits.dropna().str.fullmatch(r"[+-]?[0-9]+").all():

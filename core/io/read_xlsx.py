@@ -31,7 +31,7 @@ from pandas.io.parsers import (
 )
 
 from core.errors import MicroaggError
-from core.io.read_report import LEADING_ZERO, Recorder, column_names
+from core.io.read_report import DOTTED_CODE, LEADING_ZERO, Recorder, column_names
 from core.progress import TaskState
 
 __all__ = ["read_xlsx", "sheet_names"]
@@ -133,15 +133,16 @@ def _exact_integers(header: list[str], body: list[list], table: pd.DataFrame) ->
                                    dtype="Int64")
 
 
-_LEADING_ZERO = re.compile(LEADING_ZERO)
-_ZERO_STARTS = frozenset("0+-")  # or a space: where LEADING_ZERO can match
+_LEADING_ZERO = re.compile(f"(?:{LEADING_ZERO})|(?:{DOTTED_CODE})")  # 00094, 01.10
+_ZERO_STARTS = frozenset("0+-")  # or a space: where either can match
 
 
 def _text_codes(header: list[str], body: list[list], table: pd.DataFrame,
                 zero_led: set[int] | None) -> list[str]:
     """Columns read as numbers that hold a text cell written with a leading zero
-    (postcodes, codes such as "01") are read as text instead, every cell as written
-    (a number cell as its digits), so that "01" and "1" stay two codes; a note for each.
+    (postcodes, codes such as "01" or "01.10") are read as text instead, every cell as
+    written (a number cell as its digits), so that "01" and "1" stay two codes, and
+    "01.10" and "01.1"; a note for each.
     Only the columns in ``zero_led`` (a text cell starting with a zero, a sign or a
     space) are looked at, every one when it is None."""
     notes = []

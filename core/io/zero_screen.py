@@ -16,9 +16,10 @@ import numpy as np
 
 from core.compiled import kernel
 
-__all__ = ["compile_screen", "may_have_codes_or_long_integers", "may_have_leading_zeros",
-           "zero_led", "zero_led_compiled", "zero_led_numpy", "long_integer",
-           "long_integer_compiled", "long_integer_numpy"]
+__all__ = ["compile_screen", "may_have_codes_or_long_integers", "may_have_dotted_codes",
+           "may_have_leading_zeros", "zero_led", "zero_led_compiled", "zero_led_numpy", "long_integer",
+           "long_integer_compiled", "long_integer_numpy", "dotted_zero",
+           "dotted_zero_compiled", "dotted_zero_numpy"]
 
 _CHUNK = 32 * 2**20
 
@@ -41,10 +42,35 @@ def zero_led(data, delimiter):
 zero_led_compiled = kernel(zero_led)
 
 
+def dotted_zero(data, delimiter):
+    """Whether some field of ``data`` (bytes as uint8) may start with a zero, one digit
+    or more and a dot (a code such as 01.10, :data:`~core.io.read_report.DOTTED_CODE`):
+    at a field's start (after spaces, a sign or a quote) a 0, digits, then '.'. A screen:
+    a hit only means look closer."""
+    n = data.shape[0]
+    for i in range(n - 1):
+        if data[i] == 48 and 48 <= data[i + 1] <= 57:
+            j = i - 1
+            while j >= 0 and (data[j] == 32 or data[j] == 43 or data[j] == 45
+                              or data[j] == 34):
+                j -= 1
+            if not (j < 0 or data[j] == delimiter or data[j] == 10 or data[j] == 13):
+                continue
+            k = i + 1
+            while k < n and 48 <= data[k] <= 57:
+                k += 1
+            if k == n or data[k] == 46:  # a run of digits at the end: the field may go on
+                return True
+    return False
+
+
+dotted_zero_compiled = kernel(dotted_zero)
+
+
 def compile_screen() -> None:
     """Compile the screens (the warm-up's step for reading)."""
     data = np.frombuffer(b"1,01\n", np.uint8)
-    for screen in (zero_led_compiled, long_integer_compiled):
+    for screen in (zero_led_compiled, long_integer_compiled, dotted_zero_compiled):
         if screen is not None:
             screen(data, ord(","))
 
@@ -58,12 +84,21 @@ def may_have_leading_zeros(path: Path, delimiter: str, *, text: str | None = Non
     return _scan(path, delimiter, (zero_led_compiled or zero_led_numpy,), text, end)[0]
 
 
-def may_have_codes_or_long_integers(path: Path, delimiter: str) -> tuple[bool, bool]:
-    """``(zero-led, long)``: :func:`zero_led` and :func:`long_integer` over the file's
-    rows in one pass over its bytes, as :func:`may_have_leading_zeros`."""
+def may_have_dotted_codes(path: Path, delimiter: str, *, text: str | None = None,
+                          end: int | None = None) -> bool:
+    """:func:`dotted_zero` over the file's rows, as :func:`may_have_leading_zeros`. Every
+    field it finds, :func:`zero_led` finds too, so it is asked only after that one has
+    found a field: a file of numbers alone is read once."""
+    return _scan(path, delimiter, (dotted_zero_compiled or dotted_zero_numpy,), text, end)[0]
+
+
+def may_have_codes_or_long_integers(path: Path, delimiter: str) -> tuple[bool, bool, bool]:
+    """``(zero-led, dotted, long)``: :func:`zero_led` and :func:`long_integer` over the
+    file's rows in one pass over its bytes, as :func:`may_have_leading_zeros`, then
+    :func:`dotted_zero` when the first found a field."""
     zero, long = _scan(path, delimiter, (zero_led_compiled or zero_led_numpy,
                                          long_integer_compiled or long_integer_numpy))
-    return zero, long
+    return zero, zero and may_have_dotted_codes(path, delimiter), long
 
 
 def _scan(path: Path, delimiter: str, screens, text=None, end=None) -> list[bool]:
@@ -101,6 +136,14 @@ def zero_led_numpy(data, delimiter):
     zero = (data[:-1] == 48) & (data[1:] >= 48) & (data[1:] <= 57)
     before = np.concatenate([[10], data[:-2]])
     return bool((zero & np.isin(before, [delimiter, 10, 13, 34, 32, 43, 45])).any())
+
+
+def dotted_zero_numpy(data, delimiter):
+    """A coarser :func:`dotted_zero` in numpy (no compiled kernels): a field start as
+    :func:`zero_led_numpy` sees one, and a dot anywhere (or a digit last: the field may
+    go on). It finds every field :func:`dotted_zero` finds, and some more."""
+    return zero_led_numpy(data, delimiter) and bool((data == 46).any()
+                                                    or 48 <= data[-1] <= 57)
 
 
 _LONG = 16  # digits: every whole number from 2^53 on has 16 at least
