@@ -370,6 +370,15 @@ def test_whole_numbers_from_two_to_the_53_beside_empty_cells_keep_every_digit(tm
     assert table["code"].dtype == "Int64"
     assert table["code"].isna().tolist() == [False, True, False, False]
     assert table["code"].dropna().tolist() == [9007199254740993, 70300852664449794, 12]
+    # Identifiers stored as text cells of digits, as Excel users keep long numbers.
+    book = openpyxl.Workbook()
+    sheet = book.active
+    for row in (["age", "household"], [1, "70300852664449794"], [2, None],
+                [3, "70300852664449795"], [4, " 70300852664449796 "]):
+        sheet.append(row)
+    book.save(tmp_path / "text_ids.xlsx")
+    assert read_table(tmp_path / "text_ids.xlsx")["household"].dropna().tolist() == [
+        70300852664449794, 70300852664449795, 70300852664449796]
 
 
 @pytest.mark.parametrize("seed", range(30))

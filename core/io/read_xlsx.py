@@ -120,17 +120,22 @@ def read_xlsx(path: Path, *, sheet: str | int | None, skip_rows: int | None,
 def _exact_integers(header: list[str], body: list[list], table: pd.DataFrame) -> None:
     """Whole numbers beside empty cells come back from the parser as floats, which hold
     no integer from 2**53 on exactly (70300852664449794 became 7.030085266444979e+16,
-    three households one): such a column, every cell of it a whole number or empty, is
-    read as nullable integers from the cells, every digit kept, as the CSV reader
-    does."""
+    three households one): such a column, every cell of it a whole number (a number
+    cell, or a text cell of digits, as identifiers are often stored) or empty, is read
+    as nullable integers from the cells, every digit kept, as the CSV reader does."""
     for j, name in enumerate(header):
         column = table[name]
         if not (pd.api.types.is_float_dtype(column) and bool((column.abs() >= 2.0 ** 53).any())):
             continue
         cells = [row[j] for row in body]
-        if all(type(value) is int or (type(value) is str and not value) for value in cells):
-            table[name] = pd.array([value if type(value) is int else None for value in cells],
+        if all(type(value) is int or (type(value) is str and (
+                not value.strip() or _DIGITS.fullmatch(value))) for value in cells):
+            table[name] = pd.array([value if type(value) is int else
+                                    int(value) if value.strip() else None for value in cells],
                                    dtype="Int64")
+
+
+_DIGITS = re.compile(r"\s*[+-]?[0-9]+\s*")  # a whole number in a text cell (an identifier)
 
 
 _LEADING_ZERO = re.compile(f"(?:{LEADING_ZERO})|(?:{DOTTED_CODE})")  # 00094, 01.10
