@@ -250,6 +250,31 @@ def test_text_cells_read_as_missing_values_are_said(tmp_path):
     assert not [n for n in read_table_with_report(path)[1].notes if "missing" in n]
 
 
+def test_a_column_of_missing_marks_alone_and_workbook_text_cells_are_said(tmp_path):
+    """A column saying 'NA' in every cell (Namibia) is read as numbers with no value, and
+    a workbook's text cells 'NA', 'None' were read as missing values: both silently."""
+    from core.io import read_table_with_report
+    path = tmp_path / "namibia.csv"
+    path.write_text("age,country\n20,NA\n30,NA\n40,\n", encoding="utf-8")
+    table, report = read_table_with_report(path)
+    assert table["country"].isna().all()
+    assert [n for n in report.notes if "read as missing values" in n] == [
+        "Column 'country': 2 cell(s) were read as missing values because they say "
+        "'NA' (2), the usual marks of a missing value. If they are values (NA for North "
+        "America, say), recode them in the file and open it again."]
+    book = openpyxl.Workbook()
+    sheet = book.active
+    for row in (["age", "region"], [20, "NA"], [30, "EU"], [40, "None"], [50, None],
+                [60, "NA"]):
+        sheet.append(row)
+    book.save(tmp_path / "regions.xlsx")
+    table, report = read_table_with_report(tmp_path / "regions.xlsx")
+    assert table["region"].isna().sum() == 4
+    (note,) = [n for n in report.notes if "read as missing values" in n]
+    assert note.startswith("Column 'region': 3 cell(s) were read as missing values because "
+                           "they say 'NA' (2), 'None' (1)")
+
+
 def test_a_late_minus_zero_leaves_no_empty_format_note(tmp_path):
     """A column the sample shows as whole numbers and whose '-0.0' comes later is read
     again as text; its numbers need no separator, so no "uses ." note is left."""

@@ -44,7 +44,8 @@ from core.io.number_format import (
     to_numbers,
 )
 from core.io.progress_source import progress_source
-from core.io.read_report import DOTTED_CODE, LEADING_ZERO, Recorder, column_names
+from core.io.read_report import (DOTTED_CODE, LEADING_ZERO, Recorder, column_names,
+                                 missing_marks_note)
 from core.io.short_rows import check_short_records
 from core.io.zero_screen import may_have_dotted_codes, may_have_leading_zeros
 from core.progress import TaskState
@@ -173,10 +174,12 @@ def _missing_markers(path: Path, layout: Layout, names: list[str],
     """A note for every text column in which cells that are not empty were read as
     missing values: pandas' markers ('NA', 'None', 'null', ...), which may also be a
     value (NA for North America, Namibia's country code). Only text columns with a
-    missing value are read again, as written."""
-    text = [n for n in names if (table[n].dtype == object or
-                                 pd.api.types.is_string_dtype(table[n]))
-            and table[n].isna().any()]
+    missing value are read again, as written, and columns read as numbers with no value
+    at all (a column of 'NA' alone is one)."""
+    text = [n for n in names if ((table[n].dtype == object or
+                                  pd.api.types.is_string_dtype(table[n]))
+                                 and table[n].isna().any())
+            or (pd.api.types.is_float_dtype(table[n]) and table[n].isna().all())]
     if not text:
         return []
     written = _parse(path, layout, names, ".", text, usecols=text, as_written=True)
@@ -184,14 +187,9 @@ def _missing_markers(path: Path, layout: Layout, names: list[str],
     for name in text:
         cells = written[name][table[name].isna().to_numpy() & written[name].notna()
                               .to_numpy()].str.strip()
-        if cells.empty:
-            continue
-        counts = cells.value_counts()
-        shown = ", ".join(f"'{marker}' ({count:,})" for marker, count in counts.items())
-        notes.append(f"Column '{name}': {len(cells):,} cell(s) were read as missing values "
-                     f"because they say {shown}, the usual marks of a missing value. If "
-                     "they are values (NA for North America, say), recode them in the file "
-                     "and open it again.")
+        cells = cells[cells != ""]
+        if not cells.empty:
+            notes.append(missing_marks_note(name, cells.value_counts().to_dict()))
     return notes
 
 

@@ -25,13 +25,15 @@ import re
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from pandas.io.parsers import (
     TextParser,  # read_excel's own parser: same types as before
 )
 
 from core.errors import MicroaggError
-from core.io.read_report import DOTTED_CODE, LEADING_ZERO, Recorder, column_names
+from core.io.read_report import (DOTTED_CODE, LEADING_ZERO, Recorder, column_names,
+                                 missing_marks_note)
 from core.progress import TaskState
 
 __all__ = ["read_xlsx", "sheet_names"]
@@ -114,7 +116,26 @@ def read_xlsx(path: Path, *, sheet: str | int | None, skip_rows: int | None,
     for note in _text_codes(header, body, table, zero_led):
         recorder.note(note)
     _exact_integers(header, body, table)
+    for note in _missing_marks(header, body, table):
+        recorder.note(note)
     return table
+
+
+def _missing_marks(header: list[str], body: list[list], table: pd.DataFrame) -> list[str]:
+    """A note for every column in which text cells that are not empty were read as
+    missing values ('NA', 'None', 'null', ...: the parser's marks, which may also be a
+    value, NA for North America), as the CSV reader notes them."""
+    notes = []
+    for j, name in enumerate(header):
+        marks: dict[str, int] = {}
+        for i in np.flatnonzero(table[name].isna().to_numpy()):
+            cell = body[i][j]
+            if type(cell) is str and cell.strip():
+                marks[cell.strip()] = marks.get(cell.strip(), 0) + 1
+        if marks:
+            notes.append(missing_marks_note(
+                name, dict(sorted(marks.items(), key=lambda item: -item[1]))))
+    return notes
 
 
 def _exact_integers(header: list[str], body: list[list], table: pd.DataFrame) -> None:
