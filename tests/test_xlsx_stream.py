@@ -128,3 +128,19 @@ def test_zip64_headers_only_where_a_sheet_could_need_them(tmp_path, monkeypatch)
     write_table(tmp_path / "large.xlsx", frame)
     assert zip64_entries(tmp_path / "large.xlsx") == ["xl/worksheets/sheet1.xml"]
     assert openpyxl.load_workbook(tmp_path / "large.xlsx")["masked"]["A51"].value == 49
+
+
+def test_dates_of_early_1900_and_before_are_written_as_they_are(tmp_path):
+    """Excel's 1900 date system counts a 29 February 1900 that never was: the days of
+    January and February 1900 were written one day late (1900-02-28 as that day), and a
+    date before 1900 got a serial number below 1, which no Excel shows."""
+    when = pd.to_datetime(["1850-06-01 00:00", "1899-12-31 12:00", "1900-01-01 00:00",
+                           "1900-02-28 00:00", "1900-03-01 00:00", "1975-05-05 06:30"])
+    path = tmp_path / "dates.xlsx"
+    write_xlsx(str(path), [("data", pd.DataFrame({"born": when}), [12.0])])
+    with zipfile.ZipFile(path) as archive:
+        sheet = archive.read("xl/worksheets/sheet1.xml").decode()
+    assert '<c r="A4" s="1"><v>1.0</v>' in sheet and '<c r="A5" s="1"><v>59.0</v>' in sheet
+    column = [c.value for c in openpyxl.load_workbook(path)["data"]["A"]][1:]
+    assert column[:2] == ["1850-06-01", "1899-12-31T12:00:00"]  # text: no serial holds them
+    assert column[2:] == [w.to_pydatetime() for w in when[2:]]

@@ -18,7 +18,9 @@ Cells:
   holds them all), in a column of nullable integers too (whole numbers beside empty
   cells, as the reader keeps household numbers of 17 digits);
 - booleans are boolean cells; a date-time is Excel's serial day number with the style
-  ``yyyy-mm-dd hh:mm:ss`` (a time-zone-aware value is written as its wall-clock time);
+  ``yyyy-mm-dd hh:mm:ss`` (a time-zone-aware value is written as its wall-clock time;
+  January and February 1900 allow for Excel's 29 February 1900, and a date before 1900,
+  which Excel's date system cannot hold, is written as its text, ``1850-06-01``);
 - a missing value (NaN, None, NaT, ±inf) or an empty text is no cell at all.
 
 Anything else in an object column (a ``Decimal``, a time span, a numpy scalar other than
@@ -59,6 +61,8 @@ _STYLES = (
     '</cellXfs><cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/>'
     '</cellStyles></styleSheet>')
 _EPOCH = dt.datetime(1899, 12, 30)  # Excel's day 0 in the 1900 date system (after 1900-03-01)
+_FIRST_DAY = pd.Timestamp(1900, 1, 1)  # day 1: no earlier day has a serial number
+_LEAP_DAY_AFTER = pd.Timestamp(1900, 3, 1)  # day 61: before it, one day less (no 1900-02-29)
 # XML 1.0 cannot hold these at all; Excel's escape keeps them as text.
 _UNREPRESENTABLE = re.compile("[\ud800-\udfff\ufffe\uffff]")
 _BAD_SHEET_CHARACTERS = re.compile(r"[\\*?:/\[\]]")
@@ -100,8 +104,17 @@ def _generic(value) -> str | None:
 
 
 def _serial(stamp: pd.Timestamp) -> str:
+    """A date-time's cell: its serial day number in Excel's 1900 date system, which
+    counts a 29 February 1900 that never was (day 60), so a day before 1900-03-01 is one
+    less than its distance from day 0; a date-time before 1900, which that system cannot
+    hold, as its text (``1850-06-01``, the time only when there is one)."""
     moment = stamp.tz_localize(None) if stamp.tzinfo is not None else stamp
+    if moment < _FIRST_DAY:
+        return _text(moment.date().isoformat() if moment == moment.normalize()
+                     else moment.isoformat())
     days = (moment.to_pydatetime() - _EPOCH) / dt.timedelta(days=1)
+    if moment < _LEAP_DAY_AFTER:
+        days -= 1
     return f' s="1"><v>{days!r}</v></c>'
 
 
