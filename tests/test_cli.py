@@ -179,6 +179,23 @@ def test_console_script_runs_without_traceback(tmp_path, sample_path):
     assert "Traceback" not in proc.stderr
 
 
+def test_verify_checks_t_closeness_within_the_strata(tmp_path, capsys):
+    """Classes are the released quasi-identifiers with the strata, for t-closeness as for
+    k-anonymity: each region's classes hold one diagnosis (EMD 0.5), but the check
+    grouped across regions and passed at t = 0.1 (largest EMD 0)."""
+    source, out = tmp_path / "original.csv", tmp_path / "released.csv"
+    pd.DataFrame({"age": np.tile(np.arange(20), 2) + 0.0, "region": ["A"] * 20 + ["B"] * 20,
+                  "diag": [1] * 20 + [2] * 20}).to_csv(source, index=False)
+    roles = ("--qi", "age", "--strata", "region", "--confidential", "diag", "--k", 5)
+    assert run("anonymize", source, "-o", out, *roles) == 0
+    capsys.readouterr()
+    assert run("verify", source, out, *roles, "--t", 0.1) == 1
+    printed = capsys.readouterr().out
+    assert "k-anonymity PASSED" in printed and "8 classes" in printed
+    assert "t-closeness FAILED at t = 0.1: 'diag' largest EMD 0.5000" in printed
+    assert "8 equivalence classes" in printed
+
+
 def test_verify_accepts_our_t_close_export_of_whole_number_floats(tmp_path, capsys):
     """The writer puts a float column of whole numbers as integers (59000.0 → 59000),
     read back as int64: the verifier compares the confidential column's values, not its

@@ -272,8 +272,11 @@ def _verify(args) -> int:
         print(f"  - {note}")
     closeness = None
     if args.t is not None:
-        closeness = verify_t_closeness(masked, args.qi, args.confidential, args.t,
-                                       kinds=roles.confidential_kinds, original=original)
+        # The classes of k-anonymity's check: an intruder who knows a record's stratum
+        # (released as it is) tells the strata's classes apart.
+        closeness = verify_t_closeness(masked, [*args.qi, *args.strata], args.confidential,
+                                       args.t, kinds=roles.confidential_kinds,
+                                       original=original)
         print(closeness.describe())
     if args.summary_json:
         write_json(args.summary_json, {

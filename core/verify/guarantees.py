@@ -171,7 +171,10 @@ class Guarantee(str):
             failure = (f"not a verified {k}-anonymous table: "
                        + " ".join(verification.notes))
         closeness = None
-        qi, confidential = list(roles.quasi_identifiers), list(roles.confidential)
+        # The classes of k-anonymity's check: the released quasi-identifiers together
+        # with the strata (released as they are, so known to an intruder).
+        qi = [*roles.quasi_identifiers, *roles.strata]
+        confidential = list(roles.confidential)
         if self.t_kind == "emd":
             closeness = verify_t_closeness(released, qi, confidential, t,
                                            kinds=roles.confidential_kinds,
