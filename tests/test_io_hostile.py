@@ -480,3 +480,19 @@ def test_codes_with_a_leading_zero_and_a_dot_stay_apart(tmp_path):
     sheet.append([30, 86.1])  # a number cell: its digits
     book.save(tmp_path / "industry.xlsx")
     assert read_table(tmp_path / "industry.xlsx")["nace"].tolist() == codes + ["86.1"]
+
+
+def test_value_labels_that_join_codes_are_said_and_unlabelled_stata_codes_are_text(tmp_path):
+    """Codes 2 and 3 both labelled 'no' read as one category: said, in SPSS and in
+    Stata files (Stata's was refused as damaged); a Stata code without a label is its
+    text, '3', not '3.0', with the note SPSS files get."""
+    frame = pd.DataFrame({"age": [20.0, 30.0, 40.0, 50.0, 60.0, 70.0],
+                          "answer": [1.0, 2.0, 3.0, 1.0, 2.0, 7.0]})
+    labels = {"answer": {1.0: "yes", 2.0: "no", 3.0: "no"}}
+    pyreadstat.write_sav(frame, str(tmp_path / "a.sav"), variable_value_labels=labels)
+    pyreadstat.write_dta(frame, str(tmp_path / "a.dta"), variable_value_labels=labels)
+    for name in ("a.sav", "a.dta"):
+        table, report = read_table_with_report(tmp_path / name)
+        assert table["answer"].astype(str).tolist() == ["yes", "no", "no", "yes", "no", "7"]
+        assert any("the codes 2 and 3 read as one category, 'no'" in n for n in report.notes)
+        assert any("values without a label (7)" in n for n in report.notes)

@@ -26,7 +26,7 @@ import pandas as pd
 from core.errors import Cancelled, MicroaggError
 from core.io.number_format import DECIMALS, SPACES, THOUSANDS, describe_separator
 from core.io.read_report import ReadReport, Recorder, column_names
-from core.io.read_stat import STAT_SUFFIXES, describe_kind, read_stat
+from core.io.read_stat import STAT_SUFFIXES, describe_kind, labelled, read_stat
 from core.io.read_text import read_text
 from core.io.read_xlsx import read_xlsx
 from core.io.read_xlsx import sheet_names as _sheet_names
@@ -143,7 +143,7 @@ def read_table_with_report(path: str | os.PathLike, *, sheet: str | int | None =
                     recorder.note("The header row options do not apply to "
                                   f"{_KINDS[suffix]}; ignored.")
                 table = (read_stat(path, recorder=recorder, rows=rows)
-                         if suffix in STAT_SUFFIXES else _read_stata(path, rows))
+                         if suffix in STAT_SUFFIXES else _read_stata(path, recorder, rows))
                 _empty_text_as_missing(table, _KINDS[suffix], recorder)
         if rows is not None:
             table = table.iloc[:rows]
@@ -249,7 +249,7 @@ def _empty_text_as_missing(table: pd.DataFrame, kind: str, recorder) -> None:
                           "a missing string: they are read as missing values.")
 
 
-def _read_stata(path: Path, rows: int | None = None) -> pd.DataFrame:
+def _read_stata(path: Path, recorder, rows: int | None = None) -> pd.DataFrame:
     truncated = MicroaggError(f"'{path.name}' is not a complete Stata file: it is truncated "
                               "(it ends before the data it declares). Copy or export it "
                               "again from Stata.")
@@ -270,9 +270,10 @@ def _read_stata(path: Path, rows: int | None = None) -> pd.DataFrame:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if rows is not None:
-                with pd.read_stata(path, iterator=True) as reader:
-                    return reader.read(max(rows, 1))
-            return pd.read_stata(path)
+                with pd.read_stata(path, iterator=True, convert_categoricals=False) as reader:
+                    table = reader.read(max(rows, 1))
+            else:
+                table = pd.read_stata(path, convert_categoricals=False)
     except (struct.error, EOFError):
         raise truncated from None
     except ValueError as error:
@@ -280,3 +281,21 @@ def _read_stata(path: Path, rows: int | None = None) -> pd.DataFrame:
             raise truncated from None
         raise MicroaggError(f"'{path.name}' could not be read as a Stata file: it is "
                             "damaged.") from None
+    return _stata_labels(path, table, recorder)
+
+
+def _stata_labels(path: Path, table: pd.DataFrame, recorder) -> pd.DataFrame:
+    """The value labels of a Stata file applied as an SPSS file's are
+    (:func:`core.io.read_stat.labelled`): codes as their labels, an unlabelled code as
+    its text (``3``, not ``3.0``), with a note, and a note when two codes share a
+    label (pandas refuses such a file)."""
+    import pyreadstat
+
+    try:
+        _, meta = pyreadstat.read_dta(str(path), metadataonly=True)
+    except Exception:  # noqa: BLE001 - the data were read; labels that cannot be are not
+        return table
+    for name, labels in (getattr(meta, "variable_value_labels", None) or {}).items():
+        if labels and name in table.columns:
+            table[name] = labelled(table[name], labels, name, recorder)
+    return table

@@ -28,7 +28,7 @@ import pandas as pd
 from core.errors import MicroaggError
 from core.io.read_report import Recorder
 
-__all__ = ["STAT_SUFFIXES", "read_stat", "describe_kind"]
+__all__ = ["STAT_SUFFIXES", "read_stat", "describe_kind", "labelled"]
 
 STAT_SUFFIXES = (".sav", ".zsav", ".sas7bdat", ".xpt")
 _KIND = {".sav": "an SPSS file", ".zsav": "an SPSS file", ".sas7bdat": "a SAS file",
@@ -109,7 +109,7 @@ def read_stat(path: Path, *, recorder: Recorder, rows: int | None = None) -> pd.
             # A user-missing code is missing in the data: its label is no category.
             kept = {code: label for code, label in labels[name].items()
                     if not _in_ranges(code, missing.get(name, ()))}
-            columns[name] = _categorical(column, kept, name, recorder)
+            columns[name] = labelled(column, kept, name, recorder)
         else:
             columns[name] = _whole_numbers(column, formats.get(name, ""))
     return pd.DataFrame(columns, index=pd.RangeIndex(len(frame)))
@@ -158,12 +158,17 @@ def _transport_rows(path: Path) -> int | None:
     return None
 
 
-def _categorical(column: pd.Series, value_labels: dict, name: str,
-                 recorder: Recorder) -> pd.Series:
+def labelled(column: pd.Series, value_labels: dict, name: str,
+             recorder: Recorder) -> pd.Series:
+    """The column's codes as their labels (categories in code order), an unlabelled code
+    as its text; a note when two codes become one category (they share a label, or a
+    code's text is another code's label), which the file itself says."""
     codes = sorted(value_labels, key=_sort_key)
     categories: list[str] = []
+    owners: dict[str, list] = {}
     for code in codes:
         label = str(value_labels[code])
+        owners.setdefault(label, []).append(code)
         if label not in categories:
             categories.append(label)
     present = column.dropna().unique()
@@ -172,12 +177,24 @@ def _categorical(column: pd.Series, value_labels: dict, name: str,
     for value in unlabelled:
         text = _code_text(value)
         mapping[value] = text
+        if text in owners:
+            owners[text].append(value)
         if text not in categories:
             categories.append(text)
     if unlabelled:
         shown = ", ".join(_code_text(v) for v in unlabelled[:3])
         recorder.note(f"Column '{name}' has values without a label ({shown}); they are kept "
                       "as text categories.")
+    used = set(present)
+    shared = [(label, [c for c in owned if c in used]) for label, owned in owners.items()]
+    shared = [(label, owned) for label, owned in shared if len(owned) > 1]
+    if shared:
+        label, owned = shared[0]
+        recorder.note(f"Column '{name}': the codes {' and '.join(_code_text(c) for c in owned)} "
+                      f"read as one category, '{label}' (the file gives them that label"
+                      f"{'' if len(shared) == 1 else f'; {len(shared) - 1} more such label(s)'})."
+                      " If they are different answers, give each its own label in the file "
+                      "and open it again.")
     values = column.map(mapping)
     return pd.Series(pd.Categorical(values, categories=categories), name=column.name)
 
