@@ -496,3 +496,21 @@ def test_value_labels_that_join_codes_are_said_and_unlabelled_stata_codes_are_te
         assert table["answer"].astype(str).tolist() == ["yes", "no", "no", "yes", "no", "7"]
         assert any("the codes 2 and 3 read as one category, 'no'" in n for n in report.notes)
         assert any("values without a label (7)" in n for n in report.notes)
+
+
+def test_values_an_spss_file_declares_missing_are_said(tmp_path):
+    """SPSS user-missing codes (9 'refused', -99) are missing values, as the file says;
+    they were emptied without a word, like a blank."""
+    frame = pd.DataFrame({"age": [20.0, 30.0, 40.0, 50.0], "sex": [1.0, 9.0, 2.0, 9.0],
+                          "score": [3.5, -99.0, 4.0, 1.0]})
+    pyreadstat.write_sav(frame, str(tmp_path / "m.sav"),
+                         variable_value_labels={"sex": {1.0: "male", 2.0: "female",
+                                                        9.0: "refused"}},
+                         missing_ranges={"sex": [9.0], "score": [-99.0]})
+    table, report = read_table_with_report(tmp_path / "m.sav")
+    assert table["sex"].isna().tolist() == [False, True, False, True]
+    assert table["score"].isna().tolist() == [False, True, False, False]
+    assert "Column 'sex': 2 value(s) the file declares missing (9) are read as missing " \
+           "values." in report.notes
+    assert any(n.startswith("Column 'score': 1 value(s) the file declares missing (-99)")
+               for n in report.notes)

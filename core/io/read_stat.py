@@ -104,7 +104,14 @@ def read_stat(path: Path, *, recorder: Recorder, rows: int | None = None) -> pd.
     for name in frame.columns:
         column = frame[name]
         if missing.get(name):
-            column = column.mask(column.map(lambda v, r=missing[name]: _in_ranges(v, r)))
+            declared = column.map(lambda v, r=missing[name]: _in_ranges(v, r)).astype(bool)
+            if declared.any():
+                codes = sorted(column[declared].unique(), key=_sort_key)
+                shown = ", ".join(_code_text(c) for c in codes[:3]) + (
+                    ", ..." if len(codes) > 3 else "")
+                recorder.note(f"Column '{name}': {int(declared.sum()):,} value(s) the file "
+                              f"declares missing ({shown}) are read as missing values.")
+            column = column.mask(declared)
         if labels.get(name):
             # A user-missing code is missing in the data: its label is no category.
             kept = {code: label for code, label in labels[name].items()
