@@ -514,3 +514,18 @@ def test_values_an_spss_file_declares_missing_are_said(tmp_path):
            "values." in report.notes
     assert any(n.startswith("Column 'score': 1 value(s) the file declares missing (-99)")
                for n in report.notes)
+
+
+def test_workbook_booleans_beside_empty_cells_stay_booleans(tmp_path):
+    """TRUE/FALSE cells beside empty ones were read as 1.0 and 0.0 and released so."""
+    book = openpyxl.Workbook()
+    sheet = book.active
+    for row in (["age", "smoker"], [20, True], [30, False], [40, None], [50, True]):
+        sheet.append(row)
+    book.save(tmp_path / "flags.xlsx")
+    column = read_table(tmp_path / "flags.xlsx")["smoker"]
+    assert str(column.dtype) == "boolean"
+    assert [None if v is pd.NA else v for v in column.tolist()] == [True, False, None, True]
+    from core.io import write_table
+    out = write_table(tmp_path / "out.csv", pd.DataFrame({"smoker": column}))
+    assert out.read_text().splitlines() == ["smoker", "True", "False", '""', "True"]

@@ -116,6 +116,7 @@ def read_xlsx(path: Path, *, sheet: str | int | None, skip_rows: int | None,
     for note in _text_codes(header, body, table, zero_led):
         recorder.note(note)
     _exact_integers(header, body, table)
+    _booleans(header, body, table)
     for note in _missing_marks(header, body, table):
         recorder.note(note)
     return table
@@ -154,6 +155,21 @@ def _exact_integers(header: list[str], body: list[list], table: pd.DataFrame) ->
             table[name] = pd.array([value if type(value) is int else
                                     int(value) if value.strip() else None for value in cells],
                                    dtype="Int64")
+
+
+def _booleans(header: list[str], body: list[list], table: pd.DataFrame) -> None:
+    """A column of TRUE/FALSE cells beside empty cells came back from the parser as the
+    numbers 1.0 and 0.0 (and was released so); it is read as booleans with missing
+    values, as the cells say."""
+    for j, name in enumerate(header):
+        if not pd.api.types.is_float_dtype(table[name]):
+            continue
+        cells = [row[j] for row in body]
+        if any(type(value) is bool for value in cells) and all(
+                type(value) is bool or (type(value) is str and not value.strip())
+                for value in cells):
+            table[name] = pd.array([value if type(value) is bool else None for value in cells],
+                                   dtype="boolean")
 
 
 _DIGITS = re.compile(r"\s*[+-]?[0-9]+\s*")  # a whole number in a text cell (an identifier)
