@@ -162,7 +162,9 @@ def _booleans(header: list[str], body: list[list], table: pd.DataFrame) -> None:
     numbers 1.0 and 0.0 (and was released so); it is read as booleans with missing
     values, as the cells say."""
     for j, name in enumerate(header):
-        if not pd.api.types.is_float_dtype(table[name]):
+        column = table[name]
+        if not (pd.api.types.is_float_dtype(column) and column.isna().any()
+                and column.dropna().isin((0.0, 1.0)).all()):  # the cells only when it may be
             continue
         cells = [row[j] for row in body]
         if any(type(value) is bool for value in cells) and all(
