@@ -445,15 +445,17 @@ def test_the_long_integer_screens_agree_and_never_miss(seed):
 @pytest.mark.parametrize("seed", range(30))
 def test_the_dotted_code_screens_agree_and_never_miss(seed):
     """The same for the screen of codes with a leading zero and a dot (01.10): a 0,
-    digits, then a dot, at a field's start (digits up to the end of the bytes count:
-    the field may go on in the next chunk)."""
+    digits, a dot and digits up to the field's end, at a field's start (digits up to
+    the end of the bytes count: the field may go on in the next chunk); a date such as
+    01.02.2020 is none."""
     import re
 
     import core.io.zero_screen as screen
     rng = np.random.default_rng(seed)
     data = rng.choice(np.frombuffer(b'0123456789' * 2 + b',;\n\r" +-..a', np.uint8),
                       int(rng.integers(0, 60))).astype(np.uint8)
-    expected = re.search(rb'(?:^|[,\n\r])[ +\-"]*0[0-9]+(?:\.|\Z)', data.tobytes()) is not None
+    expected = re.search(rb'(?:^|[,\n\r])[ +\-"]*0[0-9]+(?:\.[0-9]*(?:[,\n\r" ]|\Z)|\Z)',
+                         data.tobytes()) is not None
     assert screen.dotted_zero(data, ord(",")) == expected
     if screen.dotted_zero_compiled is not None:
         assert screen.dotted_zero_compiled(data, ord(",")) == expected
@@ -516,7 +518,7 @@ def test_values_an_spss_file_declares_missing_are_said(tmp_path):
                for n in report.notes)
 
 
-def test_workbook_booleans_beside_empty_cells_stay_booleans(tmp_path):
+def test_workbook_booleans_beside_empty_cells_stay_booleans(tmp_path, monkeypatch):
     """TRUE/FALSE cells beside empty ones were read as 1.0 and 0.0 and released so."""
     book = openpyxl.Workbook()
     sheet = book.active
@@ -527,5 +529,58 @@ def test_workbook_booleans_beside_empty_cells_stay_booleans(tmp_path):
     assert str(column.dtype) == "boolean"
     assert [None if v is pd.NA else v for v in column.tolist()] == [True, False, None, True]
     from core.io import write_table
-    out = write_table(tmp_path / "out.csv", pd.DataFrame({"smoker": column}))
-    assert out.read_text().splitlines() == ["smoker", "True", "False", '""', "True"]
+
+    def refused(*args, **kwargs):
+        raise AssertionError("pandas wrote a table of booleans and numbers")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", refused)  # the fast path writes them
+    out = write_table(tmp_path / "out.csv", pd.DataFrame({"smoker": column, "n": [1] * 4}))
+    assert out.read_text().splitlines() == ["smoker,n", "True,1", "False,1", ",1", "True,1"]
+
+
+def test_workbook_numbers_beyond_int64_beside_empty_cells_are_read_not_refused(tmp_path):
+    """Nullable integers hold no value from 2**63 on: number cells that large stay the
+    floats they are, and text identifiers of 20 digits or more are their text (the file
+    was refused, 'Python int too large to convert to C long')."""
+    book = openpyxl.Workbook()
+    sheet = book.active
+    for row in (["age", "mole", "account"], [1, 6.02e23, "12345678901234567890123"],
+                [2, None, None], [3, 1.5e22, " 70300852664449794 "]):
+        sheet.append(row)
+    book.save(tmp_path / "large.xlsx")
+    table = read_table(tmp_path / "large.xlsx")
+    assert table["mole"].tolist()[::2] == [6.02e23, 1.5e22] and table["mole"].isna()[1]
+    assert table["account"].tolist() == ["12345678901234567890123", None,
+                                         "70300852664449794"]
+
+
+def test_stata_labels_pyreadstat_cannot_read_are_applied_by_pandas(tmp_path, monkeypatch):
+    """The labels come from pyreadstat's reading of the file's metadata; should that
+    fail, pandas' own conversion applies them (the codes were left as numbers)."""
+    frame = pd.DataFrame({"age": [20.0, 30.0, 40.0], "sex": [1.0, 2.0, 1.0]})
+    pyreadstat.write_dta(frame, str(tmp_path / "s.dta"),
+                         variable_value_labels={"sex": {1: "male", 2: "female"}})
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("unreadable metadata")
+
+    monkeypatch.setattr(pyreadstat, "read_dta", broken)
+    column = read_table(tmp_path / "s.dta")["sex"]
+    assert isinstance(column.dtype, pd.CategoricalDtype) and column.cat.ordered
+    assert column.astype(str).tolist() == ["male", "female", "male"]
+
+
+def test_the_dotted_screen_finds_a_code_across_the_edge_of_two_chunks(tmp_path, monkeypatch):
+    """The file is screened a chunk at a time, each after the last bytes of the one
+    before: a code cut by the edge is found; a date is not a code (only a chunk's last
+    digits may be, since the field may go on)."""
+    import core.io.zero_screen as screen
+    path = tmp_path / "edge.csv"
+    path.write_bytes(b"x,01.02.2020\n" + b"1,2\n" * 8)
+    assert not screen.may_have_dotted_codes(path, ",")
+    monkeypatch.setattr(screen, "_CHUNK", 16)
+    for cut in range(12, 20):  # the code at every place across the first edge
+        path.write_bytes(b"x" * cut + b",01.10\n" + b"1,2\n" * 8)
+        assert screen.may_have_dotted_codes(path, ",")
+        path.write_bytes(b"x" * cut + b",1.10\n" + b"1,2\n" * 8)
+        assert not screen.may_have_dotted_codes(path, ",")

@@ -293,9 +293,15 @@ def _stata_labels(path: Path, table: pd.DataFrame, recorder) -> pd.DataFrame:
 
     try:
         _, meta = pyreadstat.read_dta(str(path), metadataonly=True)
-    except Exception:  # noqa: BLE001 - the data were read; labels that cannot be are not
-        return table
-    for name, labels in (getattr(meta, "variable_value_labels", None) or {}).items():
-        if labels and name in table.columns:
-            table[name] = labelled(table[name], labels, name, recorder)
+        value_labels = getattr(meta, "variable_value_labels", None) or {}
+    except Exception:  # noqa: BLE001 - pyreadstat raises plain Exceptions
+        # Labels pyreadstat cannot read: pandas' own conversion, as before.
+        rows = len(table)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pd.read_stata(path, iterator=True) as reader:
+                return reader.read(rows) if rows else reader.read()
+    for name, labels in value_labels.items():
+        if labels and name in table.columns:  # ordered, as pandas makes them
+            table[name] = labelled(table[name], labels, name, recorder, ordered=True)
     return table

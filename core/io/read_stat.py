@@ -60,7 +60,8 @@ def read_stat(path: Path, *, recorder: Recorder, rows: int | None = None) -> pd.
     path : Path
         A ``.sav``, ``.zsav``, ``.sas7bdat`` or ``.xpt`` file.
     recorder : Recorder
-        Receives a note per column with codes that have no label.
+        Receives a note per column with codes that have no label, with codes that share
+        a label, or with values the file declares missing.
     rows : int, optional
         Read only the first ``rows`` records (a preview).
 
@@ -166,7 +167,7 @@ def _transport_rows(path: Path) -> int | None:
 
 
 def labelled(column: pd.Series, value_labels: dict, name: str,
-             recorder: Recorder) -> pd.Series:
+             recorder: Recorder, *, ordered: bool = False) -> pd.Series:
     """The column's codes as their labels (categories in code order), an unlabelled code
     as its text; a note when two codes become one category (they share a label, or a
     code's text is another code's label), which the file itself says."""
@@ -203,7 +204,8 @@ def labelled(column: pd.Series, value_labels: dict, name: str,
                       " If they are different answers, give each its own label in the file "
                       "and open it again.")
     values = column.map(mapping)
-    return pd.Series(pd.Categorical(values, categories=categories), name=column.name)
+    return pd.Series(pd.Categorical(values, categories=categories, ordered=ordered),
+                     name=column.name)
 
 
 def _whole_numbers(column: pd.Series, display_format: str) -> pd.Series:

@@ -14,8 +14,12 @@ what it is before openpyxl sees it.
 
 The parser turns text cells that look like numbers into numbers, as it does a CSV's
 fields: a text cell "01" beside a "1" would then be one code. A column whose text cells
-hold codes written with leading zeros is read as text instead, as written, with a
-note (:func:`_text_codes`), as the CSV reader does (:mod:`core.io.read_text`).
+hold codes written with leading zeros (00094, or 01.10 beside 01.1) is read as text
+instead, as written, with a note (:func:`_text_codes`), as the CSV reader does
+(:mod:`core.io.read_text`). What the parser would change is put back
+(:mod:`core.io.xlsx_cells`): whole numbers beside empty cells from 2**53 on keep every
+digit, TRUE and FALSE beside empty cells stay booleans, and text read as a missing
+value ('NA') is named in a note.
 """
 
 from __future__ import annotations
@@ -25,15 +29,14 @@ import re
 import zipfile
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from pandas.io.parsers import (
     TextParser,  # read_excel's own parser: same types as before
 )
 
 from core.errors import MicroaggError
-from core.io.read_report import (DOTTED_CODE, LEADING_ZERO, Recorder, column_names,
-                                 missing_marks_note)
+from core.io.read_report import DOTTED_CODE, LEADING_ZERO, Recorder, column_names
+from core.io.xlsx_cells import booleans, exact_integers, missing_marks
 from core.progress import TaskState
 
 __all__ = ["read_xlsx", "sheet_names"]
@@ -115,66 +118,11 @@ def read_xlsx(path: Path, *, sheet: str | int | None, skip_rows: int | None,
     table = TextParser([header] + body, header=0, skip_blank_lines=False).read()
     for note in _text_codes(header, body, table, zero_led):
         recorder.note(note)
-    _exact_integers(header, body, table)
-    _booleans(header, body, table)
-    for note in _missing_marks(header, body, table):
+    exact_integers(header, body, table)
+    booleans(header, body, table)
+    for note in missing_marks(header, body, table):
         recorder.note(note)
     return table
-
-
-def _missing_marks(header: list[str], body: list[list], table: pd.DataFrame) -> list[str]:
-    """A note for every column in which text cells that are not empty were read as
-    missing values ('NA', 'None', 'null', ...: the parser's marks, which may also be a
-    value, NA for North America), as the CSV reader notes them."""
-    notes = []
-    for j, name in enumerate(header):
-        marks: dict[str, int] = {}
-        for i in np.flatnonzero(table[name].isna().to_numpy()):
-            cell = body[i][j]
-            if type(cell) is str and cell.strip():
-                marks[cell.strip()] = marks.get(cell.strip(), 0) + 1
-        if marks:
-            notes.append(missing_marks_note(
-                name, dict(sorted(marks.items(), key=lambda item: -item[1]))))
-    return notes
-
-
-def _exact_integers(header: list[str], body: list[list], table: pd.DataFrame) -> None:
-    """Whole numbers beside empty cells come back from the parser as floats, which hold
-    no integer from 2**53 on exactly (70300852664449794 became 7.030085266444979e+16,
-    three households one): such a column, every cell of it a whole number (a number
-    cell, or a text cell of digits, as identifiers are often stored) or empty, is read
-    as nullable integers from the cells, every digit kept, as the CSV reader does."""
-    for j, name in enumerate(header):
-        column = table[name]
-        if not (pd.api.types.is_float_dtype(column) and bool((column.abs() >= 2.0 ** 53).any())):
-            continue
-        cells = [row[j] for row in body]
-        if all(type(value) is int or (type(value) is str and (
-                not value.strip() or _DIGITS.fullmatch(value))) for value in cells):
-            table[name] = pd.array([value if type(value) is int else
-                                    int(value) if value.strip() else None for value in cells],
-                                   dtype="Int64")
-
-
-def _booleans(header: list[str], body: list[list], table: pd.DataFrame) -> None:
-    """A column of TRUE/FALSE cells beside empty cells came back from the parser as the
-    numbers 1.0 and 0.0 (and was released so); it is read as booleans with missing
-    values, as the cells say."""
-    for j, name in enumerate(header):
-        column = table[name]
-        if not (pd.api.types.is_float_dtype(column) and column.isna().any()
-                and column.dropna().isin((0.0, 1.0)).all()):  # the cells only when it may be
-            continue
-        cells = [row[j] for row in body]
-        if any(type(value) is bool for value in cells) and all(
-                type(value) is bool or (type(value) is str and not value.strip())
-                for value in cells):
-            table[name] = pd.array([value if type(value) is bool else None for value in cells],
-                                   dtype="boolean")
-
-
-_DIGITS = re.compile(r"\s*[+-]?[0-9]+\s*")  # a whole number in a text cell (an identifier)
 
 
 _LEADING_ZERO = re.compile(f"(?:{LEADING_ZERO})|(?:{DOTTED_CODE})")  # 00094, 01.10

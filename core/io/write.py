@@ -196,8 +196,9 @@ def _write_csv(path: str, frame: pd.DataFrame, state: TaskState) -> None:
     holding a bare carriage return is then quoted), minimal quoting, no index, missing
     values empty.
 
-    A table of numbers (int64, float64), text (categories of text come as text from
-    :func:`~core.io.cells.neutralise_frame`) and booleans takes a faster path that gives
+    A table of numbers (int64, float64, and nullable integers with missing values),
+    text (categories of text come as text from :func:`~core.io.cells.neutralise_frame`)
+    and booleans (nullable ones too) takes a faster path that gives
     the same bytes: numbers are formatted by the same ``numpy`` conversion pandas uses,
     a numeric column that repeats its values (a released group shares them) has each
     distinct value formatted once, and the rows go to the same ``csv`` writer pandas
@@ -291,6 +292,9 @@ class _CsvColumn:
         if series.dtype == np.bool_:  # as pandas writes them: str(True), str(False)
             return cls.coded(np.array(["False", "True"], dtype=object),
                              series.to_numpy().view(np.uint8))
+        if series.dtype == pd.BooleanDtype():  # and a missing one empty
+            codes = series.to_numpy(dtype=np.uint8, na_value=2)
+            return cls.coded(np.array(["False", "True", ""], dtype=object), codes)
         if (pd.api.types.is_string_dtype(series.dtype)
                 and not isinstance(series.dtype, pd.CategoricalDtype)
                 and pd.api.types.infer_dtype(series, skipna=True) in ("string", "empty")):

@@ -1,5 +1,6 @@
-"""Screens of a text file's bytes: fields that may start with a zero and a digit, and
-fields that may be whole numbers of 16 digits or more.
+"""Screens of a text file's bytes: fields that may start with a zero and a digit, fields
+that may be codes with a leading zero and a dot (01.10), and fields that may be whole
+numbers of 16 digits or more.
 
 :func:`core.io.read_text.read_text` reads the columns of whole numbers again, as
 written, to keep codes such as 00094 as text, only when the first screen finds a field
@@ -43,9 +44,11 @@ zero_led_compiled = kernel(zero_led)
 
 
 def dotted_zero(data, delimiter):
-    """Whether some field of ``data`` (bytes as uint8) may start with a zero, one digit
-    or more and a dot (a code such as 01.10, :data:`~core.io.read_report.DOTTED_CODE`):
-    at a field's start (after spaces, a sign or a quote) a 0, digits, then '.'. A screen:
+    """Whether some field of ``data`` (bytes as uint8) may be a code with a leading zero
+    and a dot (01.10, :data:`~core.io.read_report.DOTTED_CODE`): at a field's start
+    (after spaces, a sign or a quote) a 0, digits, a dot and digits up to the field's
+    end (a delimiter, a line end, a quote or a space), so a date such as 01.02.2020 is
+    none. Digits that reach the end of ``data`` count (the field may go on). A screen:
     a hit only means look closer."""
     n = data.shape[0]
     for i in range(n - 1):
@@ -59,7 +62,14 @@ def dotted_zero(data, delimiter):
             k = i + 1
             while k < n and 48 <= data[k] <= 57:
                 k += 1
-            if k == n or data[k] == 46:  # a run of digits at the end: the field may go on
+            if k < n and data[k] == 46:  # the fraction's digits, then the field's end
+                k += 1
+                while k < n and 48 <= data[k] <= 57:
+                    k += 1
+                if k == n or data[k] == delimiter or data[k] == 10 or data[k] == 13 \
+                        or data[k] == 34 or data[k] == 32:
+                    return True
+            elif k == n:  # a run of digits at the end: the field may go on
                 return True
     return False
 
