@@ -141,20 +141,18 @@ def _whole_in(part: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 def _zero_led_in(part: pd.DataFrame, columns: list[str],
                  fractions: list[str] = ()) -> pd.DataFrame:
     """One row: whether each column of ``part`` (read as text) holds a value written
-    with leading zeros (``LEADING_ZERO``, or ``DOTTED_CODE``), or, for each of
+    with leading zeros (``ZERO_LED_CODE``: 00094 or 01.10), or, for each of
     ``fractions``, one written with a leading zero and a dot (``DOTTED_CODE``); the
     fields that start with a zero, after spaces and a sign, are the only ones matched."""
-    from core.io.read_report import DOTTED_CODE, LEADING_ZERO
+    from core.io.read_report import DOTTED_CODE, ZERO_LED_CODE
 
     row = []
     for c in [*columns, *fractions]:
         text = part[c].dropna()
         start = text.str.lstrip().str.lstrip("+-").str.startswith("0")
         led = text[start.to_numpy(dtype=bool)]
-        code = led.str.fullmatch(DOTTED_CODE)
-        if c in columns:
-            code = code | led.str.fullmatch(LEADING_ZERO)
-        row.append(bool(code.any()))
+        row.append(bool(led.str.fullmatch(ZERO_LED_CODE if c in columns else DOTTED_CODE)
+                        .any()))
     return pd.DataFrame([row], columns=[*columns, *fractions])
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from core.errors import MicroaggError
 
 __all__ = ["ReadReport", "Recorder", "column_names", "SETTINGS", "LEADING_ZERO",
-           "DOTTED_CODE", "missing_marks_note"]
+           "DOTTED_CODE", "ZERO_LED_CODE", "missing_marks_note"]
 
 SETTINGS = ("delimiter", "decimal", "thousands", "encoding", "header_line", "sheet")
 LEADING_ZERO = r"\s*[+-]?0[0-9]+\s*"
@@ -22,6 +22,8 @@ DOTTED_CODE = r"\s*[+-]?0[0-9]+\.[0-9]*\s*"
 """A code written with a leading zero and a dot (NACE 01.10 beside 01.1, ICD 001.9): no
 number is written so, and as numbers two such codes become one (01.10 and 01.1 both
 1.1), so the readers keep a column holding one as text, fractions and all."""
+ZERO_LED_CODE = f"(?:{LEADING_ZERO})|(?:{DOTTED_CODE})"
+"""Either code (00094, 01.10): what keeps a column of whole numbers as text."""
 
 
 def missing_marks_note(name: str, marks: dict[str, int]) -> str:

@@ -44,7 +44,7 @@ from core.io.number_format import (
     to_numbers,
 )
 from core.io.progress_source import progress_source
-from core.io.read_report import (DOTTED_CODE, LEADING_ZERO, Recorder, column_names,
+from core.io.read_report import (DOTTED_CODE, ZERO_LED_CODE, Recorder, column_names,
                                  missing_marks_note)
 from core.io.short_rows import check_short_records
 from core.io.zero_screen import may_have_dotted_codes, may_have_leading_zeros
@@ -150,8 +150,7 @@ def _leading_zeros(path: Path, layout: Layout, names: list[str],
     notes = []
     for name in again:
         text = written[name].str.strip()
-        code = (text.str.fullmatch(LEADING_ZERO) | text.str.fullmatch(DOTTED_CODE)
-                if name in whole else text.str.fullmatch(DOTTED_CODE))
+        code = text.str.fullmatch(ZERO_LED_CODE if name in whole else DOTTED_CODE)
         zeros = code.to_numpy(dtype=bool, na_value=False)
         if not zeros.any():
             digits = text.where(table[name].notna(), None)

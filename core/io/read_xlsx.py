@@ -35,7 +35,7 @@ from pandas.io.parsers import (
 )
 
 from core.errors import MicroaggError
-from core.io.read_report import DOTTED_CODE, LEADING_ZERO, Recorder, column_names
+from core.io.read_report import ZERO_LED_CODE, Recorder, column_names
 from core.io.xlsx_cells import booleans, exact_integers, missing_marks
 from core.progress import TaskState
 
@@ -125,7 +125,7 @@ def read_xlsx(path: Path, *, sheet: str | int | None, skip_rows: int | None,
     return table
 
 
-_LEADING_ZERO = re.compile(f"(?:{LEADING_ZERO})|(?:{DOTTED_CODE})")  # 00094, 01.10
+_ZERO_LED_CODE = re.compile(ZERO_LED_CODE)  # 00094, 01.10
 _ZERO_STARTS = frozenset("0+-")  # or a space: where either can match
 
 
@@ -146,7 +146,7 @@ def _text_codes(header: list[str], body: list[list], table: pd.DataFrame,
             continue
         cells = [row[j] for row in body]
         first = next((i for i, v in enumerate(cells)
-                      if type(v) is str and _LEADING_ZERO.fullmatch(v)), None)
+                      if type(v) is str and _ZERO_LED_CODE.fullmatch(v)), None)
         if first is None:
             continue
         present = column.notna().to_numpy()
