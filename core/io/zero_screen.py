@@ -18,11 +18,25 @@ import numpy as np
 from core.compiled import kernel
 
 __all__ = ["compile_screen", "may_have_codes_or_long_integers", "may_have_dotted_codes",
-           "may_have_leading_zeros", "zero_led", "zero_led_compiled", "zero_led_numpy", "long_integer",
-           "long_integer_compiled", "long_integer_numpy", "dotted_zero",
+           "may_have_leading_zeros", "zero_led", "zero_led_compiled", "zero_led_numpy",
+           "long_integer", "long_integer_compiled", "long_integer_numpy", "dotted_zero",
            "dotted_zero_compiled", "dotted_zero_numpy"]
 
 _CHUNK = 32 * 2**20
+
+
+def _field_start(data, i, delimiter):
+    """Whether byte i begins a field's value: only spaces, signs or quotes between it and
+    a delimiter, a line end or the start of ``data``."""
+    j = i - 1
+    while j >= 0 and (data[j] == 32 or data[j] == 43 or data[j] == 45 or data[j] == 34):
+        j -= 1
+    return j < 0 or data[j] == delimiter or data[j] == 10 or data[j] == 13
+
+
+_field_start_compiled = kernel(_field_start)
+if _field_start_compiled is not None:
+    _field_start = _field_start_compiled
 
 
 def zero_led(data, delimiter):
@@ -30,13 +44,8 @@ def zero_led(data, delimiter):
     a digit: a 0 and a digit after a delimiter or line start (spaces, a sign or a quote
     between). A cheap screen: a hit (the header's names too) only means look closer."""
     for i in range(data.shape[0] - 1):
-        if data[i] == 48 and 48 <= data[i + 1] <= 57:
-            j = i - 1
-            while j >= 0 and (data[j] == 32 or data[j] == 43 or data[j] == 45
-                              or data[j] == 34):
-                j -= 1
-            if j < 0 or data[j] == delimiter or data[j] == 10 or data[j] == 13:
-                return True
+        if data[i] == 48 and 48 <= data[i + 1] <= 57 and _field_start(data, i, delimiter):
+            return True
     return False
 
 
@@ -52,24 +61,19 @@ def dotted_zero(data, delimiter):
     a hit only means look closer."""
     n = data.shape[0]
     for i in range(n - 1):
-        if data[i] == 48 and 48 <= data[i + 1] <= 57:
-            j = i - 1
-            while j >= 0 and (data[j] == 32 or data[j] == 43 or data[j] == 45
-                              or data[j] == 34):
-                j -= 1
-            if not (j < 0 or data[j] == delimiter or data[j] == 10 or data[j] == 13):
-                continue
-            k = i + 1
+        if not (data[i] == 48 and 48 <= data[i + 1] <= 57 and _field_start(data, i, delimiter)):
+            continue
+        k = i + 1
+        while k < n and 48 <= data[k] <= 57:
+            k += 1
+        if k == n:  # a run of digits at the end: the field may go on
+            return True
+        if data[k] == 46:  # the fraction's digits, then the field's end
+            k += 1
             while k < n and 48 <= data[k] <= 57:
                 k += 1
-            if k < n and data[k] == 46:  # the fraction's digits, then the field's end
-                k += 1
-                while k < n and 48 <= data[k] <= 57:
-                    k += 1
-                if k == n or data[k] == delimiter or data[k] == 10 or data[k] == 13 \
-                        or data[k] == 34 or data[k] == 32:
-                    return True
-            elif k == n:  # a run of digits at the end: the field may go on
+            if k == n or data[k] == delimiter or data[k] == 10 or data[k] == 13 \
+                    or data[k] == 34 or data[k] == 32:
                 return True
     return False
 
