@@ -8,6 +8,7 @@ value without a word.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -38,9 +39,8 @@ def exact_integers(header: list[str], body: list[list], table: pd.DataFrame) -> 
         elif any(type(value) is str and value.strip() for value in cells):
             # Text cells beyond int64 (identifiers of 20 digits): as written, as the CSV
             # reader reads them; number cells that large stay the floats they are.
-            table[name] = pd.Series([value.strip() if type(value) is str and value.strip()
-                                     else None if type(value) is str else str(value)
-                                     for value in cells],
+            table[name] = pd.Series([(value.strip() or None) if type(value) is str
+                                     else str(value) for value in cells],
                                     index=table.index, dtype=object, name=name)
 
 
@@ -75,12 +75,9 @@ def missing_marks(header: list[str], body: list[list], table: pd.DataFrame) -> l
         if not (column.dtype == object or pd.api.types.is_string_dtype(column)
                 or column.isna().all()):  # as the CSV reader: 'NA' among numbers is missing
             continue
-        marks: dict[str, int] = {}
-        for i in np.flatnonzero(column.isna().to_numpy()):
-            cell = body[i][j]
-            if type(cell) is str and cell.strip():
-                marks[cell.strip()] = marks.get(cell.strip(), 0) + 1
+        marks = Counter(cell.strip() for cell in
+                        (body[i][j] for i in np.flatnonzero(column.isna().to_numpy()))
+                        if type(cell) is str and cell.strip())
         if marks:
-            notes.append(missing_marks_note(
-                name, dict(sorted(marks.items(), key=lambda item: -item[1]))))
+            notes.append(missing_marks_note(name, dict(marks.most_common())))
     return notes
