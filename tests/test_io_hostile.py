@@ -406,60 +406,40 @@ def test_whole_numbers_from_two_to_the_53_beside_empty_cells_keep_every_digit(tm
         70300852664449794, 70300852664449795, 70300852664449796]
 
 
+# Each byte screen of core.io.zero_screen: the bytes drawn from, how many at most, and
+# the rule it stands for. zero_led: a 0 and a digit at a field's start. long_integer:
+# whole numbers of 16 digits or more (the Dask engine reads such a column as text: a
+# float64 rounds it), on bytes mostly digits. dotted_zero: codes with a leading zero and
+# a dot (01.10): a 0, digits, a dot and digits up to the field's end (digits up to the
+# end of the bytes count: the field may go on in the next chunk); a date such as
+# 01.02.2020 is none.
+SCREENS = {
+    "zero_led": (b'0123456789,;\n\r" +-.a', 60, rb'(?:^|[,\n\r])[ +\-"]*0[0-9]'),
+    "long_integer": (b'0123456789' * 8 + b',;\n\r" +-.eEa', 90,
+                     rb'(?:^|[,\n\r])[ +\-"]*[0-9]{16,}(?:\Z|[^0-9.eE])'),
+    "dotted_zero": (b'0123456789' * 2 + b',;\n\r" +-..a', 60,
+                    rb'(?:^|[,\n\r])[ +\-"]*0[0-9]+(?:\.[0-9]*(?:[,\n\r" ]|\Z)|\Z)'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCREENS))
 @pytest.mark.parametrize("seed", range(30))
-def test_the_leading_zero_screens_agree_and_never_miss(seed):
+def test_the_byte_screens_agree_with_their_rule_and_never_miss(name, seed):
     """The compiled screen and the rule it stands for give the same answer on random
     bytes of digits, delimiters, signs, quotes and newlines; the coarser numpy screen
     (without the kernels) never misses a field the rule finds."""
     import re
 
     import core.io.zero_screen as screen
+    alphabet, longest, rule = SCREENS[name]
     rng = np.random.default_rng(seed)
-    data = rng.choice(np.frombuffer(b'0123456789,;\n\r" +-.a', np.uint8),
-                      int(rng.integers(0, 60))).astype(np.uint8)
-    expected = re.search(rb'(?:^|[,\n\r])[ +\-"]*0[0-9]', data.tobytes()) is not None
-    assert screen.zero_led(data, ord(",")) == expected
-    if screen.zero_led_compiled is not None:
-        assert screen.zero_led_compiled(data, ord(",")) == expected
-    assert screen.zero_led_numpy(data, ord(",")) or not expected  # it may say more
-
-
-@pytest.mark.parametrize("seed", range(30))
-def test_the_long_integer_screens_agree_and_never_miss(seed):
-    """The same for the screen of whole numbers of 16 digits or more (the Dask engine
-    reads such a column as text: a float64 rounds it), on bytes mostly digits."""
-    import re
-
-    import core.io.zero_screen as screen
-    rng = np.random.default_rng(seed)
-    alphabet = np.frombuffer(b'0123456789' * 8 + b',;\n\r" +-.eEa', np.uint8)
-    data = rng.choice(alphabet, int(rng.integers(0, 90))).astype(np.uint8)
-    expected = re.search(rb'(?:^|[,\n\r])[ +\-"]*[0-9]{16,}(?:\Z|[^0-9.eE])',
-                         data.tobytes()) is not None
-    assert screen.long_integer(data, ord(",")) == expected
-    if screen.long_integer_compiled is not None:
-        assert screen.long_integer_compiled(data, ord(",")) == expected
-    assert screen.long_integer_numpy(data, ord(",")) or not expected
-
-
-@pytest.mark.parametrize("seed", range(30))
-def test_the_dotted_code_screens_agree_and_never_miss(seed):
-    """The same for the screen of codes with a leading zero and a dot (01.10): a 0,
-    digits, a dot and digits up to the field's end, at a field's start (digits up to
-    the end of the bytes count: the field may go on in the next chunk); a date such as
-    01.02.2020 is none."""
-    import re
-
-    import core.io.zero_screen as screen
-    rng = np.random.default_rng(seed)
-    data = rng.choice(np.frombuffer(b'0123456789' * 2 + b',;\n\r" +-..a', np.uint8),
-                      int(rng.integers(0, 60))).astype(np.uint8)
-    expected = re.search(rb'(?:^|[,\n\r])[ +\-"]*0[0-9]+(?:\.[0-9]*(?:[,\n\r" ]|\Z)|\Z)',
-                         data.tobytes()) is not None
-    assert screen.dotted_zero(data, ord(",")) == expected
-    if screen.dotted_zero_compiled is not None:
-        assert screen.dotted_zero_compiled(data, ord(",")) == expected
-    assert screen.dotted_zero_numpy(data, ord(",")) or not expected
+    data = rng.choice(np.frombuffer(alphabet, np.uint8),
+                      int(rng.integers(0, longest))).astype(np.uint8)
+    expected = re.search(rule, data.tobytes()) is not None
+    assert getattr(screen, name)(data, ord(",")) == expected
+    if getattr(screen, f"{name}_compiled") is not None:
+        assert getattr(screen, f"{name}_compiled")(data, ord(",")) == expected
+    assert getattr(screen, f"{name}_numpy")(data, ord(",")) or not expected  # may say more
 
 
 def test_codes_with_a_leading_zero_and_a_dot_stay_apart(tmp_path):
