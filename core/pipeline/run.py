@@ -211,7 +211,8 @@ def _run(plan: RunPlan, state: TaskState, started: float, ahead: MeasuresAhead,
         unique_records=measures.unique_records,
         record_level=spec.guarantee.record_level, constant=plan.encoding.constant,
         relations=relations.result(state),
-        blocks=len(plan.blocks) if plan.blocks and spec.scope != "per-attribute" else 1)
+        blocks=len(plan.blocks) if plan.blocks and spec.scope != "per-attribute" else 1,
+        classes=classes().inverse)
     if len(plan.excluded):
         flag = flag_column_name([*plan.original.columns, *released.columns])
         released = put_back(plan.original, released, plan.excluded, flag)

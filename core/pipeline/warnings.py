@@ -42,6 +42,19 @@ a kept column that reveals a quasi-identifier
     themselves to whoever knows the function. Two columns of distinct values are
     one-to-one trivially, but not in order unless one follows the other (or by chance,
     which with ``_MONOTONE_FROM`` = 8 distinct values or more is below 1 in 20,000).
+    Nor does a rounding or a banding of a numeric quasi-identifier with more distinct
+    values than half the records escape (``income_k = round(income / 1000)``,
+    ``over_40 = age > 40``): a column that is a function of the quasi-identifier, each of
+    its values taken on one interval of it (the bands need not be in order), gives each
+    record's band. It has fewer distinct values than the quasi-identifier (counted over
+    all records, missing as a value; a column with as many is one-to-one, and only its
+    order can tell, as above). Every column is a function of a quasi-identifier of distinct values,
+    so the bands must be too few to fall into intervals by chance: with u distinct values
+    of the quasi-identifier, m bands and u_i values in band i, intervals happen with
+    probability m!·∏u_i!/u!, which must be below 2/8!, the order's bound above (a
+    yes/no flag over 20 ages, 10 and 10, qualifies; 3 bands of 3 ages do not). The
+    message says what the column does to this release: how many records are alone in
+    their class once it is read beside the released quasi-identifiers (and strata).
 constant quasi-identifier
     It carries no information: it is released as it is and adds nothing to SST.
 records released unmasked
@@ -51,6 +64,7 @@ records released unmasked
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,6 +85,9 @@ _SAMPLE = 50_000  # rows to refute a dependency quickly before checking all of t
 # is not chance: two columns of m distinct values in random order share it with
 # probability 2/m! (1 in 20,160 for 8, 1 in 3 for 3).
 _MONOTONE_FROM = 8
+# The chance, at most, that a column not derived from a quasi-identifier takes each of its
+# values on one interval of it (_banded): the order's, 2/8!.
+_LOG_CHANCE = math.log(2 / math.factorial(_MONOTONE_FROM))
 
 
 @dataclass(frozen=True)
@@ -89,12 +106,15 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
                      unique_records: int, record_level: bool,
                      constant: tuple[str, ...] = (),
                      relations: tuple[ColumnRelation, ...] | None = None,
-                     blocks: int = 1) -> tuple[ReleaseWarning, ...]:
+                     blocks: int = 1,
+                     classes: np.ndarray | None = None) -> tuple[ReleaseWarning, ...]:
     """Every warning on ``released`` (module notes); an empty tuple when there is none.
 
     ``relations`` is :func:`column_relations` of ``table`` and ``roles`` when the
     caller already has it; it is computed here otherwise. ``blocks`` is the number of
-    attribute blocks the guarantee holds in, each on its own.
+    attribute blocks the guarantee holds in, each on its own. ``classes`` is the class
+    id of every released record (by its quasi-identifiers and strata), computed here
+    when needed and not given.
     """
     n = len(table)
     found: list[ReleaseWarning] = []
@@ -132,7 +152,11 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
             "information and is released as it is."))
     if relations is None:
         relations = column_relations(table, roles)
-    found += _revealing_columns(table, released, relations)
+    if classes is None:
+        keys = [*roles.quasi_identifiers, *roles.strata]
+        classes = (released.groupby(keys, dropna=False, sort=False).ngroup().to_numpy()
+                   if keys else np.zeros(len(released), dtype=np.int64))
+    found += _revealing_columns(table, released, relations, classes)
     return tuple(found)
 
 
@@ -155,6 +179,9 @@ class ColumnRelation:
     relation: str
 
 
+_BANDED = "is a rounding or banding of"
+
+
 def column_relations(table: pd.DataFrame, roles: RoleSpec) -> tuple[ColumnRelation, ...]:
     """Every coding between a column that may be released as it is (neither identifier,
     quasi-identifier nor stratum) and a quasi-identifier, in ``table`` (module notes),
@@ -173,6 +200,7 @@ def column_relations(table: pd.DataFrame, roles: RoleSpec) -> tuple[ColumnRelati
     codes = {c: _codes(table[c]) for c in [*candidates, *roles.quasi_identifiers]}
     distinct = {c: int(codes[c].max()) + 1 if n else 0 for c in codes}
     ranks: dict = {}  # the first rows' ranks of the numeric columns (_monotone)
+    orders: dict = {}  # the quasi-identifiers' sorted rows (_banded)
     found = []
     for column in candidates:
         for qi in roles.quasi_identifiers:
@@ -185,16 +213,20 @@ def column_relations(table: pd.DataFrame, roles: RoleSpec) -> tuple[ColumnRelati
                 relation = "is determined by"
             elif _monotone(column, qi, table, ranks):
                 relation = "is a monotone function of"
+            elif distinct[column] < distinct[qi] and _banded(table[column], codes[column],
+                                                             table[qi], orders):
+                relation = _BANDED
             else:
                 continue
             found.append(ColumnRelation(column, qi, relation))
     return tuple(found)
 
 
-def _revealing_columns(table: pd.DataFrame, released: pd.DataFrame,
-                       relations) -> list[ReleaseWarning]:
+def _revealing_columns(table: pd.DataFrame, released: pd.DataFrame, relations,
+                       classes: np.ndarray) -> list[ReleaseWarning]:
     """The relations (:func:`column_relations` of ``table``) of the columns released
-    as they are."""
+    as they are, each with the records it leaves alone in their class (``classes``: the
+    released records' class ids)."""
     unchanged: dict[str, bool] = {}
 
     def kept(column: str) -> bool:
@@ -203,12 +235,15 @@ def _revealing_columns(table: pd.DataFrame, released: pd.DataFrame,
                 drop=True).equals(released[column].reset_index(drop=True))
         return unchanged[column]
 
+    n = len(released)
+    alone = int(np.count_nonzero(np.bincount(classes) == 1)) if n else 0
     found = []
     for found_relation in relations:
         column, qi, relation = (found_relation.column, found_relation.quasi_identifier,
                                 found_relation.relation)
         if not kept(column):
             continue
+        with_it = _alone_with(classes, _codes(released[column]))
         found.append(ReleaseWarning(
             "kept-column-reveals",
             f"Column '{column}', released as it is, {relation} quasi-identifier "
@@ -217,9 +252,70 @@ def _revealing_columns(table: pd.DataFrame, released: pd.DataFrame,
                if relation == "is determined by" else
                f"learns the original order of '{qi}', and its values if the function is "
                "known" if relation == "is a monotone function of" else
+               f"learns each record's band of the original '{qi}', and can tell apart "
+               f"records whose '{qi}' was masked together" if relation == _BANDED else
                f"learns the original '{qi}'")
+            + (f". Read beside the released quasi-identifiers, it leaves {with_it:,} of "
+               f"the {n:,} records alone in their class ({alone:,} without it)"
+               if with_it > alone else "")
             + f". Make '{column}' a quasi-identifier too, or leave it out."))
     return found
+
+
+def _alone_with(classes: np.ndarray, codes: np.ndarray) -> int:
+    """Records alone in their class once the classes are split by ``codes``."""
+    if not len(classes):
+        return 0
+    _, counts = np.unique(classes * (int(codes.max()) + 1) + codes, return_counts=True)
+    return int(np.count_nonzero(counts == 1))
+
+
+def _banded(column: pd.Series, codes: np.ndarray, qi: pd.Series, orders: dict) -> bool:
+    """Whether ``column`` (its ``codes``) is a rounding or a banding of numeric ``qi``
+    (module notes): a function of it, each code on one interval of its values, and too
+    few bands for that to be chance. Rows where ``qi`` is missing do not count. The
+    first rows refute most columns (a banding of all rows is one of every part) before
+    ``qi``'s rows are sorted, once for every column (kept in ``orders``)."""
+    if not pd.api.types.is_numeric_dtype(qi) or pd.api.types.is_bool_dtype(qi):
+        return False
+    values = qi.to_numpy(dtype=np.float64, na_value=np.nan)
+    if len(values) > _SAMPLE and _bands(codes[:_SAMPLE], values[:_SAMPLE], None) is None:
+        return False
+    if qi.name not in orders:
+        present = np.flatnonzero(~np.isnan(values))
+        orders[qi.name] = present[np.argsort(values[present], kind="stable")]
+    starts = _bands(codes, values, orders[qi.name])
+    if starts is None or len(np.unique(codes[orders[qi.name][starts]])) < 2:
+        return False
+    band = codes[orders[qi.name][starts]]  # each distinct value's band, in order
+    per_band = np.bincount(band)
+    per_band = per_band[per_band > 0]
+    ordered = (pd.api.types.is_numeric_dtype(column)
+               and not pd.api.types.is_bool_dtype(column))
+    if ordered:  # bands of numbers in the order of qi: the order's chance, 2·∏u_i!/u!
+        steps = np.diff(column.to_numpy(dtype=np.float64, na_value=np.nan)[
+            orders[qi.name][starts]])
+        ordered = bool((steps > 0).all() or (steps < 0).all())
+    arrangements = math.log(2) if ordered else math.lgamma(len(per_band) + 1)
+    log_chance = (arrangements + sum(math.lgamma(x + 1) for x in per_band.tolist())
+                  - math.lgamma(len(band) + 1))
+    return log_chance < _LOG_CHANCE
+
+
+def _bands(codes: np.ndarray, values: np.ndarray, order: np.ndarray | None):
+    """Where ``codes`` are a function of ``values`` taking each code on one interval,
+    the first of the sorted rows (``order``: those where ``values`` is not missing,
+    sorted; None: sorted here) of each distinct value; None where they are not."""
+    if order is None:
+        present = np.flatnonzero(~np.isnan(values))
+        order = present[np.argsort(values[present], kind="stable")]
+    v, c = values[order], codes[order]
+    starts = np.flatnonzero(np.r_[True, v[1:] != v[:-1]]) if len(v) else order
+    band = c[starts]  # the code of each distinct value, if the codes are a function
+    if not np.array_equal(np.repeat(band, np.diff(np.r_[starts, len(v)])), c):
+        return None
+    runs = 1 + int(np.count_nonzero(band[1:] != band[:-1])) if len(band) else 0
+    return starts if runs == np.unique(band).size else None
 
 
 def _monotone(column: str, qi: str, table: pd.DataFrame, ranks: dict) -> bool:
