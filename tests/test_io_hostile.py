@@ -564,3 +564,17 @@ def test_the_dotted_screen_finds_a_code_across_the_edge_of_two_chunks(tmp_path, 
         assert screen.may_have_dotted_codes(path, ",")
         path.write_bytes(b"x" * cut + b",1.10\n" + b"1,2\n" * 8)
         assert not screen.may_have_dotted_codes(path, ",")
+
+
+def test_numbers_read_as_infinity_are_said(tmp_path):
+    """'1e400' is beyond the largest float and was read as infinity, then released as
+    'inf', without a word; '-inf' itself alike. A finite column gets no note."""
+    path = tmp_path / "spend.csv"
+    path.write_text("age,spend,score\n20,3.5,1.5\n30,1e400,2\n40,-inf,3\n50,1,4\n",
+                    encoding="utf-8")
+    table, report = read_table_with_report(path)
+    assert np.isinf(table["spend"]).sum() == 2 and np.isfinite(table["score"]).all()
+    assert [n for n in report.notes if "infinite" in n] == [
+        "Column 'spend' has 2 infinite value(s) (the first at data row 2): a number "
+        "beyond the largest a computer holds (about 1.8e308, such as 1e400), or 'inf'. "
+        "Such values are kept as infinity; replace them if they are errors."]

@@ -147,6 +147,7 @@ def read_table_with_report(path: str | os.PathLike, *, sheet: str | int | None =
                 _empty_text_as_missing(table, _KINDS[suffix], recorder)
         if rows is not None:
             table = table.iloc[:rows]
+        _infinite_note(table, recorder)
         if state is not None:
             state.step(1.0, f"Read {name}")
     except (MicroaggError, Cancelled):
@@ -247,6 +248,23 @@ def _empty_text_as_missing(table: pd.DataFrame, kind: str, recorder) -> None:
             recorder.note(f"Column '{name}' has {int(empty.sum()):,} empty text value(s) "
                           f"(the first at data row {first + 1}), which {kind} uses for "
                           "a missing string: they are read as missing values.")
+
+
+def _infinite_note(table: pd.DataFrame, recorder) -> None:
+    """A note per column of numbers holding an infinite value: a number written beyond
+    the largest a float holds (``1e400``) is read as infinity, as is ``inf``, and would
+    otherwise be released as ``inf`` without a word (a quasi-identifier refuses it)."""
+    for name in table.columns:
+        column = table[name]
+        if column.dtype.kind != "f":
+            continue
+        infinite = np.isinf(column.to_numpy())
+        if infinite.any():
+            first = int(np.flatnonzero(infinite)[0])
+            recorder.note(f"Column '{name}' has {int(infinite.sum()):,} infinite value(s) "
+                          f"(the first at data row {first + 1}): a number beyond the "
+                          "largest a computer holds (about 1.8e308, such as 1e400), or "
+                          "'inf'. Such values are kept as infinity; replace them if they are errors.")
 
 
 def _read_stata(path: Path, recorder, rows: int | None = None) -> pd.DataFrame:
