@@ -237,6 +237,33 @@ def test_verify_accepts_our_csv_export_of_a_stata_float32_column(tmp_path, capsy
     assert "differs" not in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("suffix", [".csv", ".xlsx"])
+def test_verify_accepts_our_release_of_a_category_named_like_a_missing_mark(tmp_path,
+                                                                            capsys, suffix):
+    """A category 'NA' (from an SPSS file's labels) is released as the text NA, which
+    the reader takes for a missing value: verify said the release held values that
+    are not categories, and failed. A release that says NA where the original's column
+    has no such category still fails."""
+    import pyreadstat
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"age": rng.integers(18, 80, 200).astype(float),
+                          "income": rng.normal(50, 10, 200).round(1),
+                          "region": rng.integers(1, 4, 200).astype(float)})
+    source = tmp_path / "original.sav"
+    pyreadstat.write_sav(table, source, variable_value_labels={
+        "region": {1.0: "NA", 2.0: "EU", 3.0: "AS"}})
+    out = tmp_path / f"released{suffix}"
+    arguments = ("--qi", "age", "income", "region", "--k", 5)
+    assert run("anonymize", source, "-o", out, *arguments) == 0
+    capsys.readouterr()
+    assert run("verify", source, out, *arguments) == 0
+    assert "PASSED" in capsys.readouterr().out
+    pyreadstat.write_sav(table, source, variable_value_labels={
+        "region": {1.0: "North", 2.0: "EU", 3.0: "AS"}})
+    assert run("verify", source, out, *arguments) == 1
+    assert "not categories of the original" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("a, b, same", [
     (pd.Series([1.0, np.nan]), pd.Series([1, np.nan]), True),
     (pd.Series([59000.0, 3.0]), pd.Series([59000, 3]), True),

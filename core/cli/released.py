@@ -97,6 +97,9 @@ def read_released(path: str, *, sheet=None, original=None):
 
     A CSV column that is text in ``original`` is read as text: released postal codes
     such as "01234" would otherwise become numbers, and match no original category.
+    Nor is a released text that the reader takes for a missing-value mark ('NA',
+    'None') missing where the original's column holds that text as a value (a category
+    NA from an SPSS file's labels): it is read back as the text it is.
     """
     if Path(path).suffix.lower() == ".parquet":  # as written: types and text kept
         return _read_parquet(path)
@@ -112,4 +115,35 @@ def read_released(path: str, *, sheet=None, original=None):
                                 encoding=settings["encoding"]["value"],
                                 dtype={c: str for c in text}, keep_default_na=True,
                                 low_memory=False)  # one reading per column, not per block
+    if original is not None:
+        table = _marks_as_written(table, path, original, report.settings, xlsx)
     return restore_frame(table, "xlsx" if xlsx else "csv")
+
+
+def _marks_as_written(table: pd.DataFrame, path: str, original: pd.DataFrame, settings,
+                      xlsx: bool) -> pd.DataFrame:
+    """``table`` with the cells read as missing put back as written where the text is a
+    value of the original's column (:func:`read_released`). Only text columns of the
+    original with a missing value in ``table`` are read again."""
+    again = [c for c in table.columns if c in original.columns
+             and not pd.api.types.is_numeric_dtype(original[c])
+             and not pd.api.types.is_bool_dtype(original[c]) and table[c].isna().any()]
+    if not again:
+        return table
+    skip = settings["header_line"]["value"] - 1
+    as_written = dict(usecols=again, dtype=str, keep_default_na=False, na_values=[""],
+                      skiprows=skip)
+    written = (pd.read_excel(path, sheet_name=settings["sheet"]["value"], engine="calamine",
+                             **as_written) if xlsx else
+               pd.read_csv(path, sep=settings["delimiter"]["value"],
+                           encoding=settings["encoding"]["value"], **as_written))
+    if len(written) != len(table):  # rows read otherwise (blank lines): leave them
+        return table
+    table = table.copy()
+    for name in again:
+        values = set(original[name].dropna().astype(str))
+        cells = written[name].str.strip()
+        back = (table[name].isna().to_numpy() & cells.isin(values).to_numpy())
+        if back.any():
+            table[name] = table[name].astype(object).where(~back, cells.to_numpy())
+    return table
