@@ -31,9 +31,9 @@ a kept column that reveals a quasi-identifier
     column with noise or released as buckets does not count) that is a coding of a
     quasi-identifier, follows its order, rounds or bands it, or is a finer measure of
     it, in the original table (:mod:`core.pipeline.relations` gives the rules and their
-    thresholds). The message says what the column does to this release: how many
-    records are alone in their class once it is read beside the released
-    quasi-identifiers (and strata).
+    thresholds). The message says what the column does to this release when it does
+    something: how many records are alone in their class once it is read beside the
+    released quasi-identifiers (and strata), where that is more than without it.
 constant quasi-identifier
     It carries no information: it is released as it is and adds nothing to SST.
 records released unmasked
