@@ -264,7 +264,8 @@ def _infinite_note(table: pd.DataFrame, recorder) -> None:
             recorder.note(f"Column '{name}' has {int(infinite.sum()):,} infinite value(s) "
                           f"(the first at data row {first + 1}): a number beyond the "
                           "largest a computer holds (about 1.8e308, such as 1e400), or "
-                          "'inf'. Such values are kept as infinity; replace them if they are errors.")
+                          "'inf'. Such values are kept as infinity; replace them if they "
+                          "are errors.")
 
 
 def _read_stata(path: Path, recorder, rows: int | None = None) -> pd.DataFrame:

@@ -109,20 +109,18 @@ def column_relations(table: pd.DataFrame, roles: RoleSpec) -> tuple[ColumnRelati
     found = []
     for column in candidates:
         for qi in roles.quasi_identifiers:
-            if distinct[qi] < 2 or distinct[column] < 2:
-                continue
-            both = ~(views.gaps(column) | views.gaps(qi))  # rows a coding can be read on
-            both = None if both.all() else both
             m, u = views.present_distinct(column), views.present_distinct(qi)
             if m < 2 or u < 2:
                 continue
+            both = ~(views.gaps(column) | views.gaps(qi))  # rows a coding can be read on
+            both = None if both.all() else both
             if distinct[column] <= n / 2 and _determines(codes[column], codes[qi], both):
                 relation = ("maps one-to-one to" if m == u
                             and _determines(codes[qi], codes[column], both) else "determines")
             elif distinct[qi] <= n / 2 and _determines(codes[qi], codes[column], both):
                 relation = "is determined by"
             else:
-                relation = _ordered(column, qi, codes, views)
+                relation = _ordered(column, qi, m, u, codes, views)
                 if relation is None:
                     continue
             found.append(ColumnRelation(column, qi, relation))
@@ -154,7 +152,8 @@ def numbers(series: pd.Series) -> np.ndarray | None:
     if not (series.dtype == object or pd.api.types.is_string_dtype(series)
             or isinstance(series.dtype, pd.CategoricalDtype)):
         return None
-    present = series[series.notna()].astype(str)
+    has = series.notna().to_numpy()
+    present = series[has].astype(str)
     kind = None
     for rows in (slice(0, _SAMPLE), slice(None)):  # the first cells refute most text
         text = present.iloc[rows]
@@ -177,7 +176,7 @@ def numbers(series: pd.Series) -> np.ndarray | None:
             if found.isna().any():  # 2024-13-45: not a date
                 return None
             found = found.astype("int64")
-        values[np.flatnonzero(series.notna().to_numpy())] = found.to_numpy(np.float64)
+        values[has] = found.to_numpy(np.float64)
     return values
 
 
@@ -223,11 +222,12 @@ class _Views:
         return self._sorted[column]
 
 
-def _ordered(column: str, qi: str, codes: dict, views: _Views) -> str | None:
-    """The order or band relation of ``column`` to numeric ``qi`` (module notes), or None."""
+def _ordered(column: str, qi: str, m: int, u: int, codes: dict, views: _Views
+             ) -> str | None:
+    """The order or band relation of ``column`` (``m`` distinct values, a missing value
+    not one) to numeric ``qi`` (``u``) (module notes), or None."""
     if views.numbers(qi) is None:
         return None
-    m, u = views.present_distinct(column), views.present_distinct(qi)
     if m <= u:
         bands = _intervals(column, qi, codes[column], views, one_to_one=m == u)
         if bands is not None:

@@ -50,6 +50,7 @@ import pandas as pd
 
 from core.data.roles import RoleSpec
 from core.pipeline.relations import BANDED, MONOTONE, ColumnRelation, codes_of, column_relations
+from core.verify.rows import frame_classes
 
 __all__ = ["ColumnRelation", "ReleaseWarning", "column_relations", "release_warnings",
            "unmasked_missing_warning", "DOMINANT_SHARE", "HIGH_IL", "LOW_K_PRIME",
@@ -125,8 +126,8 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
         relations = column_relations(table, roles)
     if classes is None:
         keys = [*roles.quasi_identifiers, *roles.strata]
-        classes = (released.groupby(keys, dropna=False, sort=False).ngroup().to_numpy()
-                   if keys else np.zeros(len(released), dtype=np.int64))
+        classes = (frame_classes(released, keys).inverse if keys
+                   else np.zeros(len(released), dtype=np.int64))
     found += _revealing_columns(table, released, relations, classes)
     return tuple(found)
 
