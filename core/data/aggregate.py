@@ -81,20 +81,20 @@ def released_columns(means: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """
     labels = labels.astype(np.int64, copy=False)
     if _spread_compiled is not None and means.ndim == 2:
-        return _spread_compiled(np.ascontiguousarray(means, dtype=np.float64), labels)
+        out = np.empty((means.shape[1], len(labels)))  # numpy's: large pages (core.compiled)
+        _spread_compiled(np.ascontiguousarray(means, dtype=np.float64), labels, out)
+        return out
     by_column = np.ascontiguousarray(means.T)
     return np.stack([row[labels] for row in by_column]) if len(by_column) else \
         np.empty((0, len(labels)))
 
 
-def _spread(means, labels):
+def _spread(means, labels, out):
     d = means.shape[1]
-    out = np.empty((d, labels.shape[0]))
     for i in range(labels.shape[0]):
         g = labels[i]
         for j in range(d):
             out[j, i] = means[g, j]
-    return out
 
 
 _spread_compiled = kernel(_spread)

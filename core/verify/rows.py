@@ -75,14 +75,14 @@ _FRACTION = np.uint64(0x000FFFFFFFFFFFFF)
 _SEED = np.uint64(0x243F6A8885A308D3)
 
 
-def _hash_rows(words, floats):
-    """:func:`_row_hash` of ``words`` with −0.0 read as 0.0, and whether a NaN was met.
+def _hash_rows(words, floats, h):
+    """:func:`_row_hash` of ``words`` with −0.0 read as 0.0 into ``h``, and whether a
+    NaN was met.
 
     With ``floats`` the words are float64 bits and the pass stops at the first NaN
     (``numpy.unique`` keeps a row holding NaN apart; the caller takes its exact path).
     """
     n, c = words.shape
-    h = np.empty(n, dtype=np.uint64)
     shift31, shift29, shift32 = np.uint64(31), np.uint64(29), np.uint64(32)
     for i in range(n):
         x = _SEED
@@ -91,7 +91,7 @@ def _hash_rows(words, floats):
             if w == _SIGN:
                 w = np.uint64(0)
             elif floats and (w & _EXPONENT) == _EXPONENT and (w & _FRACTION) != 0:
-                return h, True
+                return True
             x ^= w
             x *= _MIX
             x ^= x >> shift31
@@ -100,25 +100,21 @@ def _hash_rows(words, floats):
         x *= _MIX3
         x ^= x >> shift32
         h[i] = x
-    return h, False
+    return False
 
 
-def _group_rows(words, h):
-    """Classes of equal rows of ``words`` (−0.0 equal to 0.0), numbered by first row.
+def _group_rows(words, h, table, inverse, counts, first):
+    """Classes of equal rows of ``words`` (−0.0 equal to 0.0), numbered by first row:
+    their number, each row's class in ``inverse`` and each class's size and first row
+    in the first places of ``counts`` and ``first`` (:func:`_grouped` makes them).
 
-    Linear probing in a table of at least twice as many slots as rows, each slot
-    holding a class (plus one; 0 is empty) and its rows' hash; a row joins a class only
-    when every word equals the class's first row's. Returns (inverse, counts, first).
+    Linear probing in ``table`` (zeros, a power of two of at least twice as many slots
+    as rows), each slot holding a class (plus one; 0 is empty) and its rows' hash; a row
+    joins a class only when every word equals the class's first row's.
     """
     n, c = words.shape
-    size = 16
-    while size < 2 * n:
-        size *= 2
+    size = table.shape[0]
     mask = np.uint64(size - 1)
-    table = np.zeros((size, 2), dtype=np.uint64)
-    inverse = np.empty(n, dtype=np.int64)
-    counts = np.zeros(n, dtype=np.int64)
-    first = np.empty(n, dtype=np.int64)
     m = 0
     for i in range(n):
         hi = h[i]
@@ -148,18 +144,18 @@ def _group_rows(words, h):
                     inverse[i] = cls
                     break
             s = (s + 1) & (size - 1)
-    return inverse, counts[:m].copy(), first[:m].copy()
+    return m
 
 
-def _candidate_heads(words, candidates, m):
+def _candidate_heads(words, candidates, m, heads):
     """The first row of every candidate class (``candidates`` in 0..m−1), ascending,
     and those rows by candidate (m × c, C order); an empty array of first rows when
     some row is not equal (as :func:`_group_rows` compares) to its candidate's first
     row. The first rows are copied out once, so each row is compared with one
-    contiguous row (``words`` is stored column by column)."""
+    contiguous row (``words`` is stored column by column). ``heads`` (n places) is
+    filled with the first rows."""
     n, c = words.shape
     head = np.full(m, -1, dtype=np.int64)
-    heads = np.empty(n, dtype=np.int64)
     used = 0
     for i in range(n):
         g = candidates[i]
@@ -198,7 +194,8 @@ def _classes_of_candidates(words: np.ndarray, candidates: np.ndarray) -> Distinc
             or candidates.max() >= len(words)):
         return None
     m = int(candidates.max()) + 1
-    heads, rows = _candidate_heads_compiled(words, candidates, m)
+    heads, rows = _candidate_heads_compiled(words, candidates, m,
+                                            np.empty(len(words), dtype=np.int64))
     if not len(heads):
         return None
     found = _classes_in_first_order(rows[candidates[heads]], floats=False)
@@ -211,7 +208,21 @@ def _classes_of_candidates(words: np.ndarray, candidates: np.ndarray) -> Distinc
 
 def _hashes(words: np.ndarray, floats: bool) -> tuple[np.ndarray, bool]:
     """:func:`_hash_rows` compiled (the grouping's hashes; tests may swap them)."""
-    return _hash_rows_compiled(words, floats)
+    h = np.empty(len(words), dtype=np.uint64)  # numpy's: large pages (core.compiled)
+    return h, bool(_hash_rows_compiled(words, floats, h))
+
+
+def _grouped(words: np.ndarray, h: np.ndarray) -> DistinctRows:
+    """:func:`_group_rows` compiled, on arrays numpy makes (large pages, core.compiled)."""
+    n = len(words)
+    size = 16
+    while size < 2 * n:
+        size *= 2
+    inverse, counts = np.empty(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    first = np.empty(n, dtype=np.int64)
+    m = _group_rows_compiled(words, h, np.zeros((size, 2), dtype=np.uint64), inverse,
+                             counts, first)
+    return DistinctRows(inverse, counts[:m].copy(), first[:m].copy())
 
 
 def _classes_in_first_order(words: np.ndarray, floats: bool) -> DistinctRows | None:
@@ -222,7 +233,7 @@ def _classes_in_first_order(words: np.ndarray, floats: bool) -> DistinctRows | N
     h, has_nan = _hashes(words, floats)
     if has_nan:
         return None
-    return DistinctRows(*_group_rows_compiled(words, h))
+    return _grouped(words, h)
 
 
 def _classes_of_words(words: np.ndarray) -> DistinctRows | None:
