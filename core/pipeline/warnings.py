@@ -34,6 +34,12 @@ a kept column that reveals a quasi-identifier
     thresholds). The message says what the column does to this release when it does
     something: how many records are alone in their class once it is read beside the
     released quasi-identifiers (and strata), where that is more than without it.
+a kept column that nearly follows a quasi-identifier
+    A column released as it is that picks out, within the released classes, the
+    records of a known original value of a masked quasi-identifier: more than halfway
+    from chance to all it could (:mod:`core.pipeline.tracks` gives the attack and the
+    threshold). A copy with noise, tax paid beside earnings. Pairs already said as an
+    exact relation are not said twice.
 constant quasi-identifier
     It carries no information: it is released as it is and adds nothing to SST.
 records released unmasked
@@ -49,7 +55,9 @@ import numpy as np
 import pandas as pd
 
 from core.data.roles import RoleSpec
-from core.pipeline.relations import BANDED, MONOTONE, ColumnRelation, codes_of, column_relations
+from core.pipeline import tracks
+from core.pipeline.relations import (BANDED, MONOTONE, ColumnRelation, codes_of,
+                                      column_relations, numbers)
 from core.verify.rows import frame_classes
 
 __all__ = ["ColumnRelation", "ReleaseWarning", "column_relations", "release_warnings",
@@ -129,6 +137,7 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
         classes = (frame_classes(released, keys).inverse if keys
                    else np.zeros(len(released), dtype=np.int64))
     found += _revealing_columns(table, released, relations, classes)
+    found += _following_columns(table, released, roles, relations, classes)
     return tuple(found)
 
 
@@ -150,8 +159,8 @@ def _revealing_columns(table: pd.DataFrame, released: pd.DataFrame, relations,
 
     def kept(column: str) -> bool:
         if column not in unchanged:
-            unchanged[column] = column in released.columns and table[column].reset_index(
-                drop=True).equals(released[column].reset_index(drop=True))
+            unchanged[column] = column in released.columns and _same(table[column],
+                                                                     released[column])
         return unchanged[column]
 
     n = len(released)
@@ -179,6 +188,55 @@ def _revealing_columns(table: pd.DataFrame, released: pd.DataFrame, relations,
                if with_it > alone else "")
             + f". Make '{column}' a quasi-identifier too, or leave it out."))
     return found
+
+
+def _following_columns(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpec,
+                       relations, classes: np.ndarray) -> list[ReleaseWarning]:
+    """The columns released as they are that nearly follow a masked quasi-identifier
+    in the released classes (:mod:`core.pipeline.tracks`), beyond the exact relations
+    already said."""
+    said = {(r.column, r.quasi_identifier) for r in relations}
+    taken = {*roles.identifiers, *roles.quasi_identifiers, *roles.strata}
+    kept = [c for c in table.columns if c not in taken and c in released.columns]
+    masked = [q for q in roles.quasi_identifiers if q in released.columns
+              and not _same(table[q], released[q])]
+    if not kept or not masked or not len(classes):
+        return []
+    read: dict[str, tuple | None] = {}
+
+    def ranked(column: str) -> np.ndarray | None:
+        if column not in read:
+            values = numbers(table[column].reset_index(drop=True))
+            read[column] = None if values is None else (tracks.ranks(values), values)
+        return None if read[column] is None else read[column][0]
+
+    blocks = tracks.class_blocks(classes)
+
+    found = []
+    for column in kept:
+        if all((column, q) in said for q in masked) or ranked(column) is None or not _same(
+                table[column], released[column]):
+            continue
+        for q in masked:
+            if (column, q) in said or ranked(q) is None:
+                continue
+            kept_ranks = tracks.against(ranked(q), ranked(column), read[column][1])
+            picked, apart, measured = tracks.picked_out(blocks, ranked(q), kept_ranks)
+            if not tracks.tracks(picked, apart, measured):
+                continue
+            found.append(ReleaseWarning(
+                "kept-column-follows",
+                f"Column '{column}', released as it is, nearly follows quasi-identifier "
+                f"'{q}': within the released classes, whoever knows a record's original "
+                f"'{q}' picks it out by '{column}' for {100 * picked / apart:.0f} % of "
+                f"the {apart:,} records that '{q}' tells apart in their class "
+                f"({100 * measured / apart:.0f} % by chance). Make '{column}' a "
+                "quasi-identifier too, or leave it out."))
+    return found
+
+
+def _same(original: pd.Series, released: pd.Series) -> bool:
+    return original.reset_index(drop=True).equals(released.reset_index(drop=True))
 
 
 def _alone_with(classes: np.ndarray, codes: np.ndarray) -> int:
