@@ -132,5 +132,27 @@ def test_a_class_of_equal_quasi_identifier_values_is_not_measured():
 
 def test_the_threshold_is_halfway_from_chance_with_enough_classes():
     assert not tracks.tracks(picked=9.0, apart=9, classes=tracks.MIN_CLASSES - 1)
-    # 20 classes of 5 told apart: chance 20, all 100; halfway is 60.
+    # 20 classes of 5 told apart: chance 20, all 100; halfway is 60 (at least).
     assert tracks.tracks(60.0, 100, 20) and not tracks.tracks(59.0, 100, 20)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(33, 300), st.integers(1, 3))
+def test_large_classes_and_the_numpy_path_agree_with_every_pair_compared(seed, n, n_classes):
+    """Classes of more than 32 records (sorted by numpy in the kernel), and the path
+    taken without the compiled kernels."""
+    rng = np.random.default_rng(seed)
+    classes = rng.integers(0, n_classes, n)
+    q = tracks.ranks(np.where(rng.random(n) < 0.1, np.nan, rng.integers(0, 9, n) * 1.0))
+    c = tracks.ranks(np.where(rng.random(n) < 0.1, np.nan, rng.integers(0, 3, n) * 1.0))
+    expected = tracks.picked_out_reference(classes, q, c)
+    blocks = tracks.class_blocks(classes)
+    for found in (tracks.picked_out(blocks, q, c), tracks._picked_numpy(*blocks, q, c)):
+        assert found[1:] == expected[1:] and found[0] == pytest.approx(expected[0], abs=1e-9)
+
+
+def test_without_the_compiled_kernels_the_same_warning_is_said(survey, monkeypatch):
+    table = _with_copy(survey, 0.05)
+    compiled = _follows(_run(table, confidential=("income_reported",)))
+    monkeypatch.setattr(tracks, "_picked_compiled", None)
+    assert _follows(_run(table, confidential=("income_reported",))) == compiled != []

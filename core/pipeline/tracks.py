@@ -18,7 +18,7 @@ tell apart, one per distinct value in each class (``apart``); chance picks out o
 per class.
 
 A column counts as following the quasi-identifier when the records picked out are
-more than halfway from chance to all that could be, ``picked − C ≥ HALFWAY·(apart −
+at least halfway from chance to all that could be, ``picked − C ≥ HALFWAY·(apart −
 C)`` over the C classes measured (60 % of them when a class's 5 records all differ),
 over at least ``MIN_CLASSES`` classes, with at least ``3·√C`` records picked out beyond
 chance. Choice, measured on the benchmark data sets with MDAV at k = 3, 5 and 10 and
@@ -30,9 +30,12 @@ k = 3 and 5. EIA and Adult gave none. A copy with noise at a tenth of the quasi-
 identifier's standard deviation is said; at a fifth it is not. A function of two
 quasi-identifiers (income per hour) is not measured.
 
-The class blocks are searched in sorted order (:func:`_picked_kernel`), ``n·log``
-of the class sizes; :func:`picked_out_reference` compares every pair of a class's
-records and is the tests' reference.
+The class blocks are searched in sorted order (:func:`_picked_kernel`, or whole-array
+numpy passes without the compiled kernels), ``n·log`` of the class sizes: one pass over
+a 1,000,000-record release took 0.1 s (2 s in numpy), with a class of 500,000 records
+of a 0/1 column among them as well. :func:`picked_out_reference` compares every pair of
+a class's records and is the tests' reference. They are given ranks (finite, distinct
+values at least 1/(2m) apart), so equally near values are runs of equal values.
 """
 
 from __future__ import annotations
@@ -42,8 +45,8 @@ import numpy as np
 
 from core.compiled import kernel
 
-__all__ = ["HALFWAY", "MIN_CLASSES", "against", "class_blocks", "picked_out",
-           "picked_out_reference", "ranks", "tracks"]
+__all__ = ["HALFWAY", "MIN_CLASSES", "class_blocks", "picked_out", "picked_out_reference",
+           "ranks", "rises", "tracks"]
 
 HALFWAY = 0.5
 MIN_CLASSES = 10
@@ -89,9 +92,8 @@ def picked_out(blocks: tuple[np.ndarray, np.ndarray], q: np.ndarray, c: np.ndarr
     if not len(order):
         return 0.0, 0, 0
     if _picked_compiled is None:
-        classes = np.empty(len(order), dtype=np.int64)
-        classes[order] = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
-        return picked_out_reference(classes, q, c)
+        return _picked_numpy(order, starts, np.asarray(q, dtype=np.float64),
+                             np.asarray(c, dtype=np.float64))
     widest = int(np.diff(starts).max())
     found = _picked_compiled(order, starts, np.asarray(q, dtype=np.float64),
                              np.asarray(c, dtype=np.float64), np.empty(widest, np.int64),
@@ -99,16 +101,15 @@ def picked_out(blocks: tuple[np.ndarray, np.ndarray], q: np.ndarray, c: np.ndarr
     return float(found[0]), int(found[1]), int(found[2])
 
 
-def against(q: np.ndarray, c: np.ndarray, c_values: np.ndarray) -> np.ndarray:
-    """The kept column's ranks as the intruder reads them beside ``q``'s: ``c`` as it
-    is when the two rise together over the records with both (Spearman's correlation
-    of the ranks ≥ 0), else the ranks of ``−c_values`` (a column that falls as the
-    quasi-identifier rises)."""
+def rises(q: np.ndarray, c: np.ndarray) -> bool:
+    """Whether the ranks ``c`` rise with the ranks ``q`` over the records with both
+    (their covariance ≥ 0); an intruder reads a falling column by the ranks of its
+    values negated."""
     both = ~np.isnan(q) & ~np.isnan(c)
     if both.sum() < 2:
-        return c
+        return True
     x, y = q[both] - q[both].mean(), c[both] - c[both].mean()
-    return c if float(x @ y) >= 0 else ranks(-c_values)
+    return float(x @ y) >= 0
 
 
 def _picked_kernel(order, starts, q, c, rows, values):
@@ -146,20 +147,63 @@ def _picked_kernel(order, starts, q, c, rows, values):
                 best = block[p] - x
             if p > 0 and x - block[p - 1] < best:
                 best = x - block[p - 1]
-            ties = 0  # the values as near: runs beside p (a difference is monotone)
-            j = p
-            while j < m and block[j] - x == best:
-                ties += 1
-                j += 1
-            j = p - 1
-            while j >= 0 and x - block[j] == best:
-                ties += 1
-                j -= 1
+            ties = 0  # the runs of equal values beside p as near (ranks: module notes)
+            if p < m and block[p] - x == best:
+                ties += np.searchsorted(block, block[p], side="right") - p
+            if p > 0 and x - block[p - 1] == best:
+                ties += p - np.searchsorted(block, block[p - 1], side="left")
             if abs(c[rows[t]] - x) == best:
                 picked += 1.0 / ties
         records += apart
         classes += 1
     return np.array([picked, float(records), float(classes)])
+
+
+def _picked_numpy(order, starts, q, c):
+    """:func:`_picked_kernel` in whole-array numpy passes (without the compiled
+    kernels): the same comparisons on the same values, so the same sums."""
+    classes = np.empty(len(order), dtype=np.int64)
+    classes[order] = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+    both = np.flatnonzero(~np.isnan(q) & ~np.isnan(c))
+    cls, x, y = classes[both], q[both], c[both]
+    n_classes = len(starts) - 1
+    by_q = np.lexsort((x, cls))  # the distinct values of q in each class
+    new_value = np.r_[True, (cls[by_q][1:] != cls[by_q][:-1]) | (x[by_q][1:] != x[by_q][:-1])]
+    apart = np.bincount(cls[by_q], weights=new_value, minlength=n_classes)
+    size = np.bincount(cls, minlength=n_classes)
+    measured = (size >= 2) & (apart >= 2)
+    keep = measured[cls]
+    cls, x, y = cls[keep], x[keep], y[keep]
+    if not len(cls):
+        return 0.0, 0, 0
+    by_c = np.lexsort((y, cls))
+    cls_c, values = cls[by_c], y[by_c]
+    first = np.searchsorted(cls_c, np.arange(n_classes))  # each class's block in values
+    last = np.searchsorted(cls_c, np.arange(n_classes), side="right")
+    # Each record's p: its class's kept values below its q, by one sort of both (a q
+    # before a kept value equal to it).
+    m = len(cls)
+    merged = np.lexsort((np.r_[np.ones(m), np.zeros(m)], np.r_[y, x], np.r_[cls, cls]))
+    is_value = merged < m
+    below = np.cumsum(is_value) - is_value  # kept values sorted before each position
+    queries = merged[~is_value] - m
+    p = np.empty(m, dtype=np.int64)
+    p[queries] = below[~is_value]  # global positions in values
+    start, stop = first[cls], last[cls]
+    right = np.where(p < stop, values[np.minimum(p, len(values) - 1)] - x, np.inf)
+    left = np.where(p > start, x - values[np.maximum(p - 1, 0)], np.inf)
+    best = np.minimum(right, left)
+    run_start = np.r_[0, np.flatnonzero((cls_c[1:] != cls_c[:-1]) | (values[1:] != values[:-1]))
+                      + 1]
+    run_length = np.diff(np.r_[run_start, len(values)])
+    run_of = np.repeat(np.arange(len(run_start)), run_length)
+    ties = (np.where((p < stop) & (right == best),
+                     run_length[run_of[np.minimum(p, len(values) - 1)]], 0)
+            + np.where((p > start) & (left == best),
+                       run_length[run_of[np.maximum(p - 1, 0)]], 0))
+    hit = np.abs(y - x) == best
+    picked = float(np.sum(1.0 / ties[hit]))
+    return picked, int(apart[measured].sum()), int(measured.sum())
 
 
 def _sorted_into(source, rows, m, out):

@@ -36,7 +36,7 @@ a kept column that reveals a quasi-identifier
     released quasi-identifiers (and strata), where that is more than without it.
 a kept column that nearly follows a quasi-identifier
     A column released as it is that picks out, within the released classes, the
-    records of a known original value of a masked quasi-identifier: more than halfway
+    records of a known original value of a masked quasi-identifier: at least halfway
     from chance to all it could (:mod:`core.pipeline.tracks` gives the attack and the
     threshold). A copy with noise, tax paid beside earnings. Pairs already said as an
     exact relation are not said twice.
@@ -202,13 +202,15 @@ def _following_columns(table: pd.DataFrame, released: pd.DataFrame, roles: RoleS
               and not _same(table[q], released[q])]
     if not kept or not masked or not len(classes):
         return []
-    read: dict[str, tuple | None] = {}
+    read: dict[tuple[str, bool], np.ndarray | None] = {}
 
-    def ranked(column: str) -> np.ndarray | None:
-        if column not in read:
+    def ranked(column: str, falling: bool = False) -> np.ndarray | None:
+        """The column's ranks (of its values negated when ``falling``), made once."""
+        if (column, falling) not in read:
             values = numbers(table[column].reset_index(drop=True))
-            read[column] = None if values is None else (tracks.ranks(values), values)
-        return None if read[column] is None else read[column][0]
+            read[column, falling] = (None if values is None else
+                                     tracks.ranks(-values if falling else values))
+        return read[column, falling]
 
     blocks = tracks.class_blocks(classes)
 
@@ -220,7 +222,7 @@ def _following_columns(table: pd.DataFrame, released: pd.DataFrame, roles: RoleS
         for q in masked:
             if (column, q) in said or ranked(q) is None:
                 continue
-            kept_ranks = tracks.against(ranked(q), ranked(column), read[column][1])
+            kept_ranks = ranked(column, falling=not tracks.rises(ranked(q), ranked(column)))
             picked, apart, measured = tracks.picked_out(blocks, ranked(q), kept_ranks)
             if not tracks.tracks(picked, apart, measured):
                 continue
