@@ -202,17 +202,23 @@ def _following_columns(table: pd.DataFrame, released: pd.DataFrame, roles: RoleS
               and not _same(table[q], released[q])]
     if not kept or not masked or not len(classes):
         return []
+    # The records in class order once, each column read in that order: the attack's
+    # passes then read every class's records side by side (the ranks, and so the
+    # figures, are those of the table's order; 1,000,000 records × 10 quasi-identifiers
+    # and 3 kept columns: 3.8–3.9 s against 5.2–5.4 s gathered for every pair).
+    order, starts = tracks.class_blocks(classes)
+    blocks = (np.arange(len(order)), starts)
     read: dict[tuple[str, bool], np.ndarray | None] = {}
 
     def ranked(column: str, falling: bool = False) -> np.ndarray | None:
-        """The column's ranks (of its values negated when ``falling``), made once."""
+        """The column's ranks in class order (of its values negated when ``falling``),
+        made once."""
         if (column, falling) not in read:
             values = numbers(table[column].reset_index(drop=True))
             read[column, falling] = (None if values is None else
-                                     tracks.ranks(-values if falling else values))
+                                     tracks.ranks(-values[order] if falling else
+                                                  values[order]))
         return read[column, falling]
-
-    blocks = tracks.class_blocks(classes)
 
     found = []
     for column in kept:
