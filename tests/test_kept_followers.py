@@ -156,3 +156,67 @@ def test_without_the_compiled_kernels_the_same_warning_is_said(survey, monkeypat
     compiled = _follows(_run(table, confidential=("income_reported",)))
     monkeypatch.setattr(tracks, "_picked_compiled", None)
     assert _follows(_run(table, confidential=("income_reported",))) == compiled != []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.integers(-3, 3).map(float), st.just(np.nan), st.just(-0.0),
+                          st.floats(-1e6, 1e6)), min_size=0, max_size=60),
+       st.integers(0, 2**32 - 1))
+def test_one_sort_gives_the_ranks_each_way_in_any_order(values, seed):
+    """Ranks read falling are the ranks of the values negated, and ranks read in another
+    order are the ranks of the values in that order, bit for bit."""
+    values = np.array(values, dtype=np.float64)
+    order = np.random.default_rng(seed).permutation(len(values))
+    made = tracks.Ranks(values)
+    for found, expected in ((made.rising(), tracks.ranks(values)),
+                            (made.falling(), tracks.ranks(-values)),
+                            (made.rising(order), tracks.ranks(values[order])),
+                            (made.falling(order), tracks.ranks(-values[order]))):
+        assert found.tobytes() == expected.tobytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, tracks._FEW), st.integers(1, 6),
+       st.integers(1, 6))
+def test_a_small_class_compared_pairwise_gives_the_sorted_search_s_bits(seed, m, q_values,
+                                                                        c_values):
+    if tracks._picked_compiled is None:
+        pytest.skip("the compiled kernels are off")
+    rng = np.random.default_rng(seed)
+    q = tracks.ranks(rng.integers(0, q_values, m).astype(float))
+    c = tracks.ranks(rng.integers(0, c_values, m).astype(float))
+    rows = np.arange(m)
+    pairwise = tracks._few_picked(q.copy(), c.copy(), m)
+    searched = tracks._many_picked(q, c, rows, m, np.empty(m))
+    assert pairwise == searched
+    expected = tracks.picked_out_reference(np.zeros(m, dtype=np.int64), q, c)
+    assert pairwise[0] == pytest.approx(expected[0], abs=1e-12)
+
+
+def test_ranks_made_ahead_and_pairs_on_two_threads_say_what_the_plain_check_says(survey):
+    """A run makes the original's ranks on its helper thread while the method runs and
+    measures the pairs on two threads; the plain call makes everything here, one pair
+    after another. The warnings are the same, word for word."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from core.pipeline.warnings import release_warnings
+
+    table = _with_copy(survey, 0.05)
+    table["income_falling"] = -table["income_reported"]
+    roles = RoleSpec(quasi_identifiers=QIS, identifiers=("person_id",),
+                     confidential=("income_reported",),
+                     non_confidential=("income_falling", "region"))
+    result = anonymize(table, roles, "mdav", k=5)
+    said = _follows(result)
+    assert len(said) == 2
+    m = result.measures
+    plain = release_warnings(table, result.masked, roles, group_sizes=m.class_sizes,
+                             il=m.il, k_prime=m.k_prime, unique_records=m.unique_records,
+                             record_level=True, classes=m.classes)
+    assert [w.message for w in plain if w.kind == "kept-column-follows"] == said
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        threaded = release_warnings(table, result.masked, roles, group_sizes=m.class_sizes,
+                                    il=m.il, k_prime=m.k_prime,
+                                    unique_records=m.unique_records, record_level=True,
+                                    classes=m.classes, executor=executor)
+    assert threaded == plain

@@ -3,7 +3,8 @@
 Every run searches the original records for record linkage (a tree over the first
 intruder scenario's columns), takes the original's IL1 moments and looks for codings
 between the columns it may release as they are and the quasi-identifiers
-(:func:`core.pipeline.warnings.column_relations`). None of it depends on the method or
+(:func:`core.pipeline.warnings.column_relations`) and ranks the columns its follows
+check reads (:class:`core.pipeline.follows.OriginalRanks`). None of it depends on the method or
 its parameters. :func:`core.pipeline.run.run` starts it on a helper thread while the
 method runs; a sweep (:func:`core.pipeline.sweep.sweep`), which runs the same request
 for several values of one parameter, starts it once and hands it to every run
@@ -27,6 +28,7 @@ import numpy as np
 from core.data.bits import same_bits
 from core.data.encoding import Encoding
 from core.measures.ahead import MeasuresAhead, Work
+from core.pipeline.follows import OriginalRanks, rank_columns
 from core.pipeline.plan import RunPlan
 from core.pipeline.warnings import column_relations
 
@@ -43,6 +45,9 @@ class OriginalWork:
     ahead : MeasuresAhead
     relations : Work
         :func:`core.pipeline.warnings.column_relations` of the plan's table and roles.
+    ranks : OriginalRanks
+        The ranks of the columns the follows check may read
+        (:func:`core.pipeline.follows.rank_columns`).
     """
 
     def __init__(self, plan: RunPlan, executor):
@@ -50,6 +55,8 @@ class OriginalWork:
         self.ahead = MeasuresAhead(plan.encoding, plan.scenarios, executor)
         # After the measures' work in the queue: the warnings need it last.
         self.relations = Work(executor, column_relations, plan.table, plan.roles)
+        self.ranks = OriginalRanks(plan.table, rank_columns(
+            plan.table, plan.roles, noise=plan.noise is not None), executor)
 
     def adopt(self, plan: RunPlan) -> RunPlan | None:
         """``plan`` measuring with this work's encoding, or None when ``plan`` is not a

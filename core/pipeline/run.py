@@ -33,7 +33,7 @@ import pandas as pd
 
 from core.data.aggregate import aggregate
 from core.privacy.noise import add_laplace_noise
-from core.measures.ahead import MeasuresAhead, Work
+from core.measures.ahead import Work
 from core.measures.measure import measure
 from core.measures.partition import partition_metrics
 from core.pipeline.missing import flag_column_name, put_back
@@ -105,8 +105,7 @@ def run(plan: RunPlan, state: TaskState | None = None, *,
             plan, work = adopted, shared
         else:
             work = OriginalWork(plan, helper)
-        result = _run(plan, state, started, work.ahead, work.relations, helper,
-                      _spans(method_share))
+        result = _run(plan, state, started, work, helper, _spans(method_share))
     except BaseException:
         helper.shutdown(wait=False, cancel_futures=True)
         raise
@@ -114,13 +113,13 @@ def run(plan: RunPlan, state: TaskState | None = None, *,
     return result
 
 
-def _run(plan: RunPlan, state: TaskState, started: float, ahead: MeasuresAhead,
-         relations: Work, helper: ThreadPoolExecutor,
+def _run(plan: RunPlan, state: TaskState, started: float, work: OriginalWork,
+         helper: ThreadPoolExecutor,
          spans: tuple[float, float, float]) -> AnonymizationResult:
-    """:func:`run`'s stages; ``ahead`` is the measures' work begun on the original,
-    ``relations`` the warnings' (:func:`core.pipeline.warnings.column_relations`), both
-    on ``helper``, which then verifies the release while the measures are taken;
-    ``spans``: where the method's progress ends and the measures' begins and ends."""
+    """:func:`run`'s stages; ``work`` is the measures' and the warnings' work begun on
+    the original, on ``helper``, which then verifies the release while the measures
+    are taken and measures the warnings' pairs beside this thread; ``spans``: where
+    the method's progress ends and the measures' begins and ends."""
     spec, table, roles = plan.method, plan.table, plan.roles
     method_end, measures_begin, measures_end = spans
 
@@ -195,7 +194,7 @@ def _run(plan: RunPlan, state: TaskState, started: float, ahead: MeasuresAhead,
     measures = measure(table, released, roles, known=list(plan.scenarios),
                        seed=plan.seed, encoding=plan.encoding,
                        state=state.sub(measures_begin, measures_end),
-                       ahead=ahead, classes_of=classes_of,
+                       ahead=work.ahead, classes_of=classes_of,
                        release_classes=classes,
                        released_values=values)
     state.step(measures_end, "verifying the released table")
@@ -210,9 +209,9 @@ def _run(plan: RunPlan, state: TaskState, started: float, ahead: MeasuresAhead,
         il=measures.il, k_prime=measures.k_prime,
         unique_records=measures.unique_records,
         record_level=spec.guarantee.record_level, constant=plan.encoding.constant,
-        relations=relations.result(state),
+        relations=work.relations.result(state),
         blocks=len(plan.blocks) if plan.blocks and spec.scope != "per-attribute" else 1,
-        classes=classes().inverse)
+        classes=classes().inverse, ranks=work.ranks, executor=helper, state=state)
     if len(plan.excluded):
         flag = flag_column_name([*plan.original.columns, *released.columns])
         released = put_back(plan.original, released, plan.excluded, flag)

@@ -30,12 +30,16 @@ k = 3 and 5. EIA and Adult gave none. A copy with noise at a tenth of the quasi-
 identifier's standard deviation is said; at a fifth it is not. A function of two
 quasi-identifiers (income per hour) is not measured.
 
-The class blocks are searched in sorted order (:func:`_picked_kernel`, or whole-array
-numpy passes without the compiled kernels), ``n·log`` of the class sizes: one pass over
-a 1,000,000-record release took 0.1 s (2 s in numpy), with a class of 500,000 records
-of a 0/1 column among them as well. :func:`picked_out_reference` compares every pair of
-a class's records and is the tests' reference. They are given ranks (finite, distinct
-values at least 1/(2m) apart), so equally near values are runs of equal values.
+A class of up to 32 records compares every pair of its records, in a few loops
+without branches to mispredict; a larger one searches its sorted values
+(:func:`_picked_kernel`, or whole-array numpy passes without the compiled kernels),
+``n·log`` of its size. One pass over a 1,000,000-record release of classes of 5 took
+0.012 s, against 0.040–0.048 s by sorting and searching every class in the same run
+(``benchmarks/scale_follows.py``); a class of 500,000 records of a 0/1 column is
+searched too. :func:`picked_out_reference` compares every pair of a class's records
+in numpy and is the tests' reference. They are given ranks (finite, distinct values
+at least 1/(2m) apart), so equally near values are runs of equal values, and a
+distance's rounding never reorders two values.
 """
 
 from __future__ import annotations
@@ -45,31 +49,62 @@ import numpy as np
 
 from core.compiled import kernel
 
-__all__ = ["HALFWAY", "MIN_CLASSES", "class_blocks", "picked_out", "picked_out_reference",
+__all__ = ["HALFWAY", "MIN_CLASSES", "Ranks", "class_blocks", "picked_out", "picked_out_reference",
            "ranks", "rises", "tracks"]
 
 HALFWAY = 0.5
 MIN_CLASSES = 10
+_FEW = 32  # records in a class: up to this, the attack compares every pair
 
 
 def ranks(values: np.ndarray) -> np.ndarray:
     """Average ranks of the present values (1..m) divided by m; NaN stays NaN."""
+    average, m = _average_ranks(values)
+    return average / m if m else average
+
+
+class Ranks:
+    """A column's average ranks over its present values, read rising (:func:`ranks` of
+    its values) or falling (:func:`ranks` of its values negated), bit for bit.
+
+    Among the negated values a value's average rank is m + 1 − its own (a run of equal
+    values from rank s + 1 to e averages (s + e + 1)/2; negated, it runs from m − e + 1
+    to m − s), and ranks are whole or half numbers, exact in floats below 2**53, so one
+    sort serves both ways. Ranks depend on the values, not on their order:
+    ``ranks(values[order])`` is ``ranks(values)[order]``, so the original's ranks are
+    made before there is a release and read in the release's class order
+    (``order``)."""
+
+    def __init__(self, values: np.ndarray):
+        self._average, self.present = _average_ranks(values)
+
+    def rising(self, order: np.ndarray | None = None) -> np.ndarray:
+        average = self._average if order is None else self._average[order]
+        return average / self.present if self.present else average
+
+    def falling(self, order: np.ndarray | None = None) -> np.ndarray:
+        average = self._average if order is None else self._average[order]
+        return (self.present + 1 - average) / self.present if self.present else average
+
+
+def _average_ranks(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(average ranks 1..m of the present values, NaN where missing; m)``."""
     values = np.asarray(values, dtype=np.float64)
     out = np.full(len(values), np.nan)
     present = np.flatnonzero(~np.isnan(values))
     m = len(present)
     if not m:
-        return out
+        return out, 0
     order = present[np.argsort(values[present])]  # any order: ties are averaged
     ordered = values[order]
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
     if len(starts) == m:  # distinct values: ranks 1..m
-        out[order] = np.arange(1, m + 1) / m
-        return out
+        out[order] = np.arange(1, m + 1)
+        return out, m
     ends = np.r_[starts[1:], m]
     average = (starts + ends + 1) / 2.0  # ranks start + 1 .. end, averaged
-    out[order] = np.repeat(average, ends - starts) / m
-    return out
+    out[order] = np.repeat(average, ends - starts)
+    return out, m
 
 
 def class_blocks(classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -97,7 +132,7 @@ def picked_out(blocks: tuple[np.ndarray, np.ndarray], q: np.ndarray, c: np.ndarr
     widest = int(np.diff(starts).max())
     found = _picked_compiled(order, starts, np.asarray(q, dtype=np.float64),
                              np.asarray(c, dtype=np.float64), np.empty(widest, np.int64),
-                             np.empty(widest))
+                             np.empty(widest), np.empty(widest))
     return float(found[0]), int(found[1]), int(found[2])
 
 
@@ -106,15 +141,21 @@ def rises(q: np.ndarray, c: np.ndarray) -> bool:
     (their covariance ≥ 0); an intruder reads a falling column by the ranks of its
     values negated."""
     both = ~np.isnan(q) & ~np.isnan(c)
-    if both.sum() < 2:
+    present = int(np.count_nonzero(both))
+    if present < 2:
         return True
-    x, y = q[both] - q[both].mean(), c[both] - c[both].mean()
+    if present < len(both):  # else every record: the same values, not copied
+        q, c = q[both], c[both]
+    x, y = q - q.mean(), c - c.mean()
     return float(x @ y) >= 0
 
 
-def _picked_kernel(order, starts, q, c, rows, values):
+def _picked_kernel(order, starts, q, c, rows, x, y):
     """:func:`picked_out` over the class blocks ``order[starts[b]:starts[b + 1]]``;
-    ``rows`` and ``values`` are scratch of the widest block's length."""
+    ``rows``, ``x`` and ``y`` are scratch of the widest block's length. A class of up to
+    :data:`_FEW` records compares every pair of its records (:func:`_few_picked`, as
+    :func:`picked_out_reference` does, in a few branch-free loops), a larger one
+    searches its sorted values (:func:`_many_picked`)."""
     picked, records, classes = 0.0, 0, 0
     for b in range(starts.shape[0] - 1):
         m = 0
@@ -122,41 +163,77 @@ def _picked_kernel(order, starts, q, c, rows, values):
             i = order[t]
             if q[i] == q[i] and c[i] == c[i]:
                 rows[m] = i
+                x[m] = q[i]
+                y[m] = c[i]
                 m += 1
         if m < 2:
             continue
-        constant = True
-        for t in range(1, m):
-            if q[rows[t]] != q[rows[0]]:
-                constant = False
-                break
-        if constant:
+        found, apart = _few_picked(x, y, m) if m <= _FEW else _many_picked(q, c, rows, m, x)
+        if apart < 2:  # the quasi-identifier's values are all equal: nobody told apart
             continue
-        _sorted_into(q, rows, m, values)
-        apart = 1  # the distinct values of the quasi-identifier: records told apart
-        for t in range(1, m):
-            if values[t] != values[t - 1]:
-                apart += 1
-        _sorted_into(c, rows, m, values)
-        block = values[:m]
-        for t in range(m):
-            x = q[rows[t]]
-            p = np.searchsorted(block, x)
-            best = np.inf
-            if p < m:
-                best = block[p] - x
-            if p > 0 and x - block[p - 1] < best:
-                best = x - block[p - 1]
-            ties = 0  # the runs of equal values beside p as near (ranks: module notes)
-            if p < m and block[p] - x == best:
-                ties += np.searchsorted(block, block[p], side="right") - p
-            if p > 0 and x - block[p - 1] == best:
-                ties += p - np.searchsorted(block, block[p - 1], side="left")
-            if abs(c[rows[t]] - x) == best:
-                picked += 1.0 / ties
+        picked += found
         records += apart
         classes += 1
     return np.array([picked, float(records), float(classes)])
+
+
+def _few_picked(x, y, m):
+    """``(picked, apart)`` of one class, its quasi-identifier's ranks ``x[:m]`` and the
+    kept column's ``y[:m]``, by comparing every pair: a record is picked out when no
+    kept value is nearer to its ``x`` than its own (1/t with the t as near); ``apart``
+    counts the distinct values of ``x``. The distances are the sorted search's
+    (:func:`_many_picked`), so both give the same bits."""
+    apart = 0
+    for t in range(m):
+        new = 1
+        for j in range(t):
+            new &= x[j] != x[t]
+        apart += new
+    picked = 0.0
+    if apart < 2:
+        return picked, apart
+    for t in range(m):
+        own = abs(y[t] - x[t])
+        nearer, ties = 0, 0
+        for j in range(m):
+            distance = abs(y[j] - x[t])
+            nearer += distance < own
+            ties += distance == own
+        if nearer == 0:
+            picked += 1.0 / ties
+    return picked, apart
+
+
+def _many_picked(q, c, rows, m, values):
+    """:func:`_few_picked` of the class ``rows[:m]`` of ``q`` and ``c`` by sorting: each
+    record's nearest kept values are beside its place among them (``values`` is
+    scratch)."""
+    values[:m] = np.sort(q[rows[:m]])
+    apart = 1  # the distinct values of the quasi-identifier: records told apart
+    for t in range(1, m):
+        if values[t] != values[t - 1]:
+            apart += 1
+    picked = 0.0
+    if apart < 2:
+        return picked, apart
+    values[:m] = np.sort(c[rows[:m]])
+    block = values[:m]
+    for t in range(m):
+        x = q[rows[t]]
+        p = np.searchsorted(block, x)
+        best = np.inf
+        if p < m:
+            best = block[p] - x
+        if p > 0 and x - block[p - 1] < best:
+            best = x - block[p - 1]
+        ties = 0  # the runs of equal values beside p as near (ranks: module notes)
+        if p < m and block[p] - x == best:
+            ties += np.searchsorted(block, block[p], side="right") - p
+        if p > 0 and x - block[p - 1] == best:
+            ties += p - np.searchsorted(block, block[p - 1], side="left")
+        if abs(c[rows[t]] - x) == best:
+            picked += 1.0 / ties
+    return picked, apart
 
 
 def _picked_numpy(order, starts, q, c):
@@ -206,24 +283,8 @@ def _picked_numpy(order, starts, q, c):
     return picked, int(apart[measured].sum()), int(measured.sum())
 
 
-def _sorted_into(source, rows, m, out):
-    """``source[rows[:m]]`` in ascending order into ``out[:m]`` (no NaN among them):
-    by insertion for a class of a few records, else numpy's sort."""
-    if m > 32:
-        out[:m] = np.sort(source[rows[:m]])
-        return
-    for t in range(m):
-        v = source[rows[t]]
-        j = t
-        while j > 0 and out[j - 1] > v:
-            out[j] = out[j - 1]
-            j -= 1
-        out[j] = v
-
-
-_sorted_into_compiled = kernel(_sorted_into)
-if _sorted_into_compiled is not None:
-    _sorted_into = _sorted_into_compiled
+if kernel(_few_picked) is not None:  # compiled, for the compiled attack to call
+    _few_picked, _many_picked = kernel(_few_picked), kernel(_many_picked)
 _picked_compiled = kernel(_picked_kernel)
 
 

@@ -38,8 +38,8 @@ a kept column that nearly follows a quasi-identifier
     A column released as it is that picks out, within the released classes, the
     records of a known original value of a masked quasi-identifier: at least halfway
     from chance to all it could (:mod:`core.pipeline.tracks` gives the attack and the
-    threshold). A copy with noise, tax paid beside earnings. Pairs already said as an
-    exact relation are not said twice.
+    threshold; :mod:`core.pipeline.follows` finds the pairs). A copy with noise, tax
+    paid beside earnings. Pairs already said as an exact relation are not said twice.
 constant quasi-identifier
     It carries no information: it is released as it is and adds nothing to SST.
 records released unmasked
@@ -55,9 +55,9 @@ import numpy as np
 import pandas as pd
 
 from core.data.roles import RoleSpec
-from core.pipeline import tracks
+from core.pipeline.follows import OriginalRanks, following_columns
 from core.pipeline.relations import (BANDED, MONOTONE, ColumnRelation, codes_of,
-                                      column_relations, numbers)
+                                      column_relations)
 from core.verify.rows import frame_classes
 
 __all__ = ["ColumnRelation", "ReleaseWarning", "column_relations", "release_warnings",
@@ -87,14 +87,19 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
                      constant: tuple[str, ...] = (),
                      relations: tuple[ColumnRelation, ...] | None = None,
                      blocks: int = 1,
-                     classes: np.ndarray | None = None) -> tuple[ReleaseWarning, ...]:
+                     classes: np.ndarray | None = None,
+                     ranks: OriginalRanks | None = None, executor=None,
+                     state=None) -> tuple[ReleaseWarning, ...]:
     """Every warning on ``released`` (module notes); an empty tuple when there is none.
 
     ``relations`` is :func:`column_relations` of ``table`` and ``roles`` when the
     caller already has it; it is computed here otherwise. ``blocks`` is the number of
     attribute blocks the guarantee holds in, each on its own. ``classes`` is the class
     id of every released record (by its quasi-identifiers and strata), computed here
-    when needed and not given.
+    when needed and not given. ``ranks`` are the original's for the follows check
+    (:class:`~core.pipeline.follows.OriginalRanks`, made ahead), made here when not
+    given; ``executor`` measures that check's pairs beside this thread; ``state`` (a
+    TaskState) is checked between them.
     """
     n = len(table)
     found: list[ReleaseWarning] = []
@@ -138,7 +143,17 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
                    else np.zeros(len(released), dtype=np.int64))
     unchanged = _Unchanged(table, released)
     found += _revealing_columns(released, relations, classes, unchanged)
-    found += _following_columns(table, released, roles, relations, classes, unchanged)
+    for column, q, picked, apart, measured in following_columns(
+            table, released, roles, relations, classes, unchanged, ranks=ranks,
+            executor=executor, state=state):
+        found.append(ReleaseWarning(
+            "kept-column-follows",
+            f"Column '{column}', released as it is, nearly follows quasi-identifier "
+            f"'{q}': within the released classes, whoever knows a record's original "
+            f"'{q}' picks it out by '{column}' for {100 * picked / apart:.0f} % of "
+            f"the {apart:,} records that '{q}' tells apart in their class "
+            f"({100 * measured / apart:.0f} % by chance). Make '{column}' a "
+            "quasi-identifier too, or leave it out."))
     return tuple(found)
 
 
@@ -194,63 +209,6 @@ def _revealing_columns(released: pd.DataFrame, relations, classes: np.ndarray,
                f"the {n:,} records alone in their class ({alone:,} without it)"
                if with_it > alone else "")
             + f". Make '{column}' a quasi-identifier too, or leave it out."))
-    return found
-
-
-def _following_columns(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpec,
-                       relations, classes: np.ndarray,
-                       unchanged: _Unchanged) -> list[ReleaseWarning]:
-    """The columns released as they are (``unchanged``) that nearly follow a masked
-    quasi-identifier in the released classes (:mod:`core.pipeline.tracks`), beyond
-    the exact relations already said."""
-    said = {(r.column, r.quasi_identifier) for r in relations}
-    taken = {*roles.identifiers, *roles.quasi_identifiers, *roles.strata}
-    kept = [c for c in table.columns if c not in taken and c in released.columns]
-    masked = [q for q in roles.quasi_identifiers if q in released.columns
-              and not unchanged(q)]
-    if not kept or not masked or not len(classes):
-        return []
-    # The records in class order once, each column read in that order: the attack's
-    # passes then read every class's records side by side (the ranks, and so the
-    # figures, are those of the table's order; 1,000,000 records × 10 quasi-identifiers
-    # and 3 kept columns: 3.8–3.9 s against 5.2–5.4 s gathered for every pair).
-    order, starts = tracks.class_blocks(classes)
-    blocks = (np.arange(len(order)), starts)
-    read: dict[str, np.ndarray | None] = {}  # each column's numbers in class order
-    rank: dict[tuple[str, bool], np.ndarray | None] = {}
-
-    def ranked(column: str, falling: bool = False) -> np.ndarray | None:
-        """The column's ranks in class order (of its values negated when ``falling``),
-        each made once, from the column read once."""
-        if column not in read:
-            values = numbers(table[column].reset_index(drop=True))
-            read[column] = None if values is None else values[order]
-        if (column, falling) not in rank:
-            values = read[column]
-            rank[column, falling] = (None if values is None else
-                                     tracks.ranks(-values if falling else values))
-        return rank[column, falling]
-
-    found = []
-    for column in kept:
-        if (all((column, q) in said for q in masked) or not unchanged(column)
-                or ranked(column) is None):
-            continue
-        for q in masked:
-            if (column, q) in said or ranked(q) is None:
-                continue
-            kept_ranks = ranked(column, falling=not tracks.rises(ranked(q), ranked(column)))
-            picked, apart, measured = tracks.picked_out(blocks, ranked(q), kept_ranks)
-            if not tracks.tracks(picked, apart, measured):
-                continue
-            found.append(ReleaseWarning(
-                "kept-column-follows",
-                f"Column '{column}', released as it is, nearly follows quasi-identifier "
-                f"'{q}': within the released classes, whoever knows a record's original "
-                f"'{q}' picks it out by '{column}' for {100 * picked / apart:.0f} % of "
-                f"the {apart:,} records that '{q}' tells apart in their class "
-                f"({100 * measured / apart:.0f} % by chance). Make '{column}' a "
-                "quasi-identifier too, or leave it out."))
     return found
 
 

@@ -1,0 +1,160 @@
+"""The kept-column follows check at census scale, beside the code it replaces.
+
+    python benchmarks/scale_follows.py [--quick]
+    python benchmarks/bench_scale.py --only follows
+
+A PCP release (k = 5) of 1,000,000 × 10 standard-normal quasi-identifiers (100,000 with
+``--quick``) with three kept columns: a copy of x0 with noise at a tenth of its
+standard deviation (said), an unrelated column and a column of 50 codes. Rows:
+
+- the attack on one pair (:func:`core.pipeline.tracks.picked_out`) beside the kernel of
+  :data:`BASE`, which sorted and searched every class (median of five, alternated);
+- every release warning after the method (the exact relations, a search of the
+  original alone that a run makes ahead, given to both): the previous check of :data:`BASE` (ranks made
+  after the method, one pair after another) beside today's with the original's ranks
+  made ahead, as a run makes them while its method runs, and the pairs on two threads;
+  the ranks' own time, which a run spends on its helper thread, is printed beside it;
+- a whole ``anonymize`` run with the kept columns beside the bare method (medians of
+  three, alternated).
+
+Each row checks that the figures (or the warnings, word for word) are the previous
+code's.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import types
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from core import anonymize  # noqa: E402
+from core.data.encoding import encode  # noqa: E402
+from core.data.roles import RoleSpec  # noqa: E402
+from core.methods.projection import pcp  # noqa: E402
+from core.pipeline import tracks  # noqa: E402
+from core.pipeline.follows import OriginalRanks, rank_columns  # noqa: E402
+from core.pipeline.warnings import column_relations, release_warnings  # noqa: E402
+
+BASE = "8082467"  # the commit before the ranks made ahead and the pairwise attack
+
+
+def _old_module(path: str, name: str, **replace):
+    """A module of the repository as it was at :data:`BASE` (None without git), its
+    globals ``replace`` swapped in."""
+    try:
+        source = subprocess.run(["git", "show", f"{BASE}:{path}"], cwd=ROOT, check=True,
+                                capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    module = types.ModuleType(name)
+    sys.modules[name] = module
+    # Not the file's own name: the compiled kernels' cache is kept by file and function
+    # name, and the previous kernels must not be taken for today's (or today's for them).
+    exec(compile(source, f"<{BASE}:{path}>", "exec"), module.__dict__)
+    module.__dict__.update(replace)
+    return module
+
+
+def _timed(function, *args, **kwargs):
+    began = time.perf_counter()
+    value = function(*args, **kwargs)
+    return value, time.perf_counter() - began
+
+
+def _table(n: int) -> tuple[pd.DataFrame, RoleSpec]:
+    rng = np.random.default_rng(0)
+    columns = [f"x{j}" for j in range(10)]
+    table = pd.DataFrame(rng.standard_normal((n, 10)), columns=columns)
+    table["copy"] = table["x0"] + rng.normal(scale=0.1, size=n)
+    table["unrelated"] = rng.standard_normal(n)
+    table["codes"] = rng.integers(0, 50, n).astype(float)
+    return table, RoleSpec(quasi_identifiers=tuple(columns),
+                           confidential=("copy", "unrelated", "codes"))
+
+
+def _follows(warnings) -> list[str]:
+    return [w.message for w in warnings if w.kind == "kept-column-follows"]
+
+
+def _said(warnings) -> list[tuple[str, str]]:
+    return [(w.kind, w.message) for w in warnings]
+
+
+def rows(quick: bool) -> list[dict]:
+    n = 100_000 if quick else 1_000_000
+    size = f"{n:,} × 10, 3 kept"
+    table, roles = _table(n)
+    anonymize(table.iloc[:2000], roles, "pcp", k=5)  # the kernels loaded
+    result = anonymize(table, roles, "pcp", k=5)
+    masked, m = result.masked, result.measures
+    out = []
+
+    old_tracks = _old_module("core/pipeline/tracks.py", "old_tracks")
+    order, starts = tracks.class_blocks(m.classes)
+    blocks = (np.arange(n), starts)
+    q = tracks.ranks(table["x0"].to_numpy())[order]
+    c = tracks.ranks(table["copy"].to_numpy())[order]
+    if old_tracks is not None:
+        old_tracks.picked_out(blocks, q[:100], c[:100])
+        befores, afters = [], []
+        for _ in range(5):
+            previous, before = _timed(old_tracks.picked_out, blocks, q, c)
+            found, after = _timed(tracks.picked_out, blocks, q, c)
+            befores.append(before)
+            afters.append(after)
+        out.append({"task": "follows: the attack on one pair", "size": f"{n:,}",
+                    "before_s": float(np.median(befores)),
+                    "after_s": float(np.median(afters)), "target": "—",
+                    "check": "same figures" if found == previous else
+                    f"DIFFERENT {found} vs {previous}"})
+
+    # The exact relations, a search of the original alone, are made ahead by both.
+    common = dict(group_sizes=m.class_sizes, il=m.il, k_prime=m.k_prime,
+                  unique_records=m.unique_records, record_level=True, classes=m.classes,
+                  relations=column_relations(table, roles))
+    old_warnings = (_old_module("core/pipeline/warnings.py", "old_warnings",
+                                tracks=old_tracks) if old_tracks is not None else None)
+    before, previous = None, None
+    if old_warnings is not None:
+        previous, before = _timed(old_warnings.release_warnings, table, masked, roles,
+                                  **common)
+    ranks = OriginalRanks(table, rank_columns(table, roles))
+    _, ahead = _timed(ranks.make, rank_columns(table, roles))
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        found, after = _timed(release_warnings, table, masked, roles, ranks=ranks,
+                              executor=executor, **common)
+    said = _follows(found)
+    check = (f"ranks ahead {ahead:.2f} s; {len(said)} said; "
+             + ("no git: not compared" if previous is None else
+                "same warnings" if _said(found) == _said(previous) else
+                "DIFFERENT warnings"))
+    out.append({"task": "follows: every release warning after the method", "size": size,
+                "before_s": before, "after_s": after, "target": "—", "check": check})
+
+    X = encode(table, roles, strict=False).X
+    bare_times, whole_times = [], []
+    for _ in range(1 if quick else 3):  # alternated: the machine's load hits both
+        bare_times.append(_timed(pcp, X, k=5)[1])
+        whole_times.append(_timed(anonymize, table, roles, "pcp", k=5)[1])
+    bare, whole = float(np.median(bare_times)), float(np.median(whole_times))
+    out.append({"task": "whole anonymize (pcp, 3 kept columns, no file IO) beside the "
+                        "bare method", "size": size, "before_s": bare, "after_s": whole,
+                "target": "whole ≤ 3 × bare",
+                "check": f"medians of {len(bare_times)}: whole / bare = {whole / bare:.1f}×"})
+    return out
+
+
+if __name__ == "__main__":
+    for row in rows("--quick" in sys.argv):
+        before = "—" if row["before_s"] is None else f"{row['before_s']:.3f}"
+        print(f"{row['task']:<78} {row['size']:>24} before {before:>7} s  after "
+              f"{row['after_s']:.3f} s  target {row['target']}  ({row['check']})")
