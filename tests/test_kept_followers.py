@@ -220,3 +220,41 @@ def test_ranks_made_ahead_and_pairs_on_two_threads_say_what_the_plain_check_says
                                     unique_records=m.unique_records, record_level=True,
                                     classes=m.classes, executor=executor)
     assert threaded == plain
+
+
+EDUCATION = ("none", "primary", "lower secondary", "upper secondary", "vocational",
+             "bachelor", "master", "doctorate")
+
+
+def _with_education(survey) -> pd.DataFrame:
+    """The sample with an ordinal quasi-identifier of text (education, eight levels cut
+    from the years of schooling) and a kept copy of the years with noise at a tenth of
+    their standard deviation; the exact years left out."""
+    table = survey.copy()
+    cut = pd.qcut(table["years_education"].rank(method="first"), len(EDUCATION),
+                  labels=False)
+    table["education"] = [EDUCATION[i] for i in cut]
+    rng = np.random.default_rng(1)
+    table["years_reported"] = table["years_education"] + rng.normal(
+        0, 0.1 * table["years_education"].std(), len(table))
+    return table.drop(columns=["years_education"])
+
+
+@pytest.mark.parametrize("k", [3, 5])
+def test_a_kept_column_following_an_ordinal_quasi_identifier_of_text_is_said(survey, k):
+    """Education is text: its ranks are its categories' order, which the numbers of the
+    cells cannot give. The figures are the attack's on the categories' codes."""
+    table = _with_education(survey)
+    roles = RoleSpec(quasi_identifiers=("age", "income", "hours_worked", "education"),
+                     identifiers=("person_id",), non_confidential=("years_reported",),
+                     levels={"education": "ordinal"}, orders={"education": EDUCATION})
+    result = anonymize(table, roles, "mdav", k=k)
+    (message,) = _follows(result)
+    assert message.startswith("Column 'years_reported', released as it is, nearly follows "
+                              "quasi-identifier 'education'")
+    codes = pd.Categorical(table["education"], categories=EDUCATION).codes.astype(float)
+    picked, told, measured = tracks.picked_out_reference(
+        result.measures.classes, tracks.ranks(codes),
+        tracks.ranks(table["years_reported"].to_numpy()))
+    assert f"for {round(100 * picked / told)} % of the {told:,} records" in message
+    assert f"({round(100 * measured / told)} % by chance)" in message

@@ -4,8 +4,10 @@
 finds the pairs of a release and says the ones that follow
 (:func:`following_columns`, a check of :func:`core.pipeline.warnings.release_warnings`).
 
-The attack reads each column as its ranks in the original table, and ranks depend on
-the values alone (:class:`~core.pipeline.tracks.Ranks`): :class:`OriginalRanks` makes
+The attack reads each column as its ranks in the original table (an ordinal
+quasi-identifier by its categories' order: education from "none" to "doctorate" beside a
+kept number of school years; a kept column by its numbers), and ranks depend on the
+values alone (:class:`~core.pipeline.tracks.Ranks`): :class:`OriginalRanks` makes
 them on the original, on the run's helper thread while the method runs, and the check
 reads them in the release's class order once the release is final. Its pairs are then
 measured on two threads (the compiled attack holds no lock), each pair the same way
@@ -19,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from core.data.roles import RoleSpec
+from core.data.encoding import Encoding
+from core.data.roles import Level, RoleSpec
 from core.measures.ahead import ItemWorks, Work
 from core.pipeline import tracks
 from core.pipeline.relations import numbers
@@ -37,21 +40,31 @@ def rank_columns(table: pd.DataFrame, roles: RoleSpec, *, noise: bool = False) -
     return [*kept, *roles.quasi_identifiers] if kept else []
 
 
-def _column_ranks(table: pd.DataFrame, column: str) -> tracks.Ranks | None:
-    """``column``'s ranks in ``table``, None where it holds no numbers."""
+def _column_ranks(table: pd.DataFrame, column: str,
+                  encoding: Encoding | None) -> tracks.Ranks | None:
+    """``column``'s ranks in ``table``: an ordinal quasi-identifier's by its categories'
+    order (``encoding``'s codes), any other column's by its numbers; None where it
+    holds no numbers."""
+    if encoding is not None and column in encoding.names:
+        attribute = encoding.attribute(column)
+        if attribute.level is Level.ORDINAL:
+            return tracks.Ranks(encoding.values[:, encoding.names.index(column)])
     values = numbers(table[column].reset_index(drop=True))
     return None if values is None else tracks.Ranks(values)
 
 
 class OriginalRanks:
-    """The ranks of ``columns`` of the original ``table``, each made once: started on
-    ``executor`` (in the columns' order) when one is given, and otherwise, or when no
-    thread has started it yet, on the thread that asks (:class:`Work`)."""
+    """The ranks of ``columns`` of the original ``table`` (its quasi-identifiers
+    measured by ``encoding``, when given: an ordinal one ranks by its order), each made
+    once: started on ``executor`` (in the columns' order) when one is given, and
+    otherwise, or when no thread has started it yet, on the thread that asks
+    (:class:`Work`)."""
 
-    def __init__(self, table: pd.DataFrame, columns, executor=None):
-        self._table = table
-        self._works = ({c: Work(executor, _column_ranks, table, c) for c in columns}
-                       if executor is not None else {})
+    def __init__(self, table: pd.DataFrame, columns, executor=None,
+                 encoding: Encoding | None = None):
+        self._table, self._encoding = table, encoding
+        self._works = ({c: Work(executor, _column_ranks, table, c, encoding)
+                        for c in columns} if executor is not None else {})
         self._made: dict[str, tracks.Ranks | None] = {}
 
     def make(self, columns, state=None) -> None:
@@ -64,7 +77,7 @@ class OriginalRanks:
         if column not in self._made:
             work = self._works.get(column)
             self._made[column] = (work.result(state) if work is not None
-                                  else _column_ranks(self._table, column))
+                                  else _column_ranks(self._table, column, self._encoding))
         return self._made[column]
 
 
@@ -79,7 +92,9 @@ def following_columns(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSp
     (:func:`tracks.picked_out`), in the order of the table's columns, then of the
     quasi-identifiers.
 
-    ``ranks`` are the original's (:class:`OriginalRanks`), made here when not given;
+    ``ranks`` are the original's (:class:`OriginalRanks`), made here when not given
+    (then an ordinal quasi-identifier of text is not ranked: give ranks with the
+    encoding);
     ``executor`` measures pairs beside this thread; ``state`` is checked between them.
     """
     said = {(r.column, r.quasi_identifier) for r in relations}

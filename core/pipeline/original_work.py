@@ -56,7 +56,7 @@ class OriginalWork:
         # After the measures' work in the queue: the warnings need it last.
         self.relations = Work(executor, column_relations, plan.table, plan.roles)
         self.ranks = OriginalRanks(plan.table, rank_columns(
-            plan.table, plan.roles, noise=plan.noise is not None), executor)
+            plan.table, plan.roles, noise=plan.noise is not None), executor, plan.encoding)
 
     def adopt(self, plan: RunPlan) -> RunPlan | None:
         """``plan`` measuring with this work's encoding, or None when ``plan`` is not a

@@ -8,7 +8,8 @@ who knows a record's original value picks it out of its class by the kept column
 
 The measure is that attack, by an intruder who knows how the two relate in rank. Each
 of the two columns is read as its average ranks over the records where it has a value
-(divided by their number, so both run over (0, 1]). In every released class holding
+(divided by their number, so both run over (0, 1]); an ordinal quasi-identifier ranks
+by its categories' order (:mod:`core.pipeline.follows`). In every released class holding
 at least two records with both values, whose quasi-identifier values are not all
 equal, each such record is picked out when its kept value's rank is the nearest, among
 the class's, to its quasi-identifier's rank (1/t when t are equally near, its own

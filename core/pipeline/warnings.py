@@ -89,7 +89,7 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
                      blocks: int = 1,
                      classes: np.ndarray | None = None,
                      ranks: OriginalRanks | None = None, executor=None,
-                     state=None) -> tuple[ReleaseWarning, ...]:
+                     state=None, encoding=None) -> tuple[ReleaseWarning, ...]:
     """Every warning on ``released`` (module notes); an empty tuple when there is none.
 
     ``relations`` is :func:`column_relations` of ``table`` and ``roles`` when the
@@ -98,7 +98,8 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
     id of every released record (by its quasi-identifiers and strata), computed here
     when needed and not given. ``ranks`` are the original's for the follows check
     (:class:`~core.pipeline.follows.OriginalRanks`, made ahead), made here when not
-    given; ``executor`` measures that check's pairs beside this thread; ``state`` (a
+    given, an ordinal quasi-identifier by its order in ``encoding`` (the original's
+    quasi-identifiers measured); ``executor`` measures that check's pairs beside this thread; ``state`` (a
     TaskState) is checked between them.
     """
     n = len(table)
@@ -144,7 +145,8 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
     unchanged = _Unchanged(table, released)
     found += _revealing_columns(released, relations, classes, unchanged)
     for column, q, picked, apart, measured in following_columns(
-            table, released, roles, relations, classes, unchanged, ranks=ranks,
+            table, released, roles, relations, classes, unchanged,
+            ranks=ranks if ranks is not None else OriginalRanks(table, (), encoding=encoding),
             executor=executor, state=state):
         found.append(ReleaseWarning(
             "kept-column-follows",
