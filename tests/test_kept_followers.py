@@ -87,13 +87,17 @@ def test_a_column_given_noise_or_made_a_quasi_identifier_is_not_said(survey):
 
 
 def test_census_earnings_beside_masked_wages_are_said():
-    """The module notes' measurement: PEARNVAL and FICA beside a masked WSALVAL."""
+    """The module notes' measurement: PEARNVAL and FICA beside a masked WSALVAL, and
+    the total income PTOTVAL beside masked wages and other income, its parts."""
     census = pd.read_csv(shared_data("census.csv"))
     qis = ("POTHVAL", "WSALVAL", "EMCONTRB", "FEDTAX")
     result = anonymize(census, RoleSpec(quasi_identifiers=qis, non_confidential=tuple(
         c for c in census.columns if c not in qis)), "mdav", k=5)
-    said = {re.match(r"Column '([^']+)'", m).group(1) for m in _follows(result)}
-    assert said == {"PEARNVAL", "FICA"}
+    said = {re.match(r"Column '([^']+)', released as it is, nearly follows (.*?):", m).groups()
+            for m in _follows(result)}
+    assert said == {("PEARNVAL", "quasi-identifier 'WSALVAL'"),
+                    ("FICA", "quasi-identifier 'WSALVAL'"),
+                    ("PTOTVAL", "'POTHVAL' + 'WSALVAL', a function of two quasi-identifiers")}
 
 
 def test_ranks_are_average_ranks_over_the_present_values():
@@ -115,9 +119,30 @@ def test_the_compiled_attack_agrees_with_every_pair_compared(seed, n, q_values, 
     q = np.where(rng.random(n) < missing, np.nan, rng.integers(0, q_values, n).astype(float))
     c = np.where(rng.random(n) < missing, np.nan, rng.integers(0, c_values, n).astype(float))
     q_ranks, c_ranks = tracks.ranks(q), tracks.ranks(c)
-    found = tracks.picked_out(tracks.class_blocks(classes), q_ranks, c_ranks)
+    blocks = tracks.class_blocks(classes)
+    found = tracks.picked_out(blocks, q_ranks, c_ranks)
     expected = tracks.picked_out_reference(classes, q_ranks, c_ranks)
     assert found[1:] == expected[1:] and found[0] == pytest.approx(expected[0], abs=1e-9)
+    assert found[0] == _running_sum(blocks, q_ranks, c_ranks)  # to the last bit
+
+
+def _running_sum(blocks, q, c) -> float:
+    """The records' shares added one after another, classes in order and records in
+    their class's order: the sum the attack reports, bit for bit, whatever way it
+    searches a class (every pair compared here, in plain Python)."""
+    order, starts = blocks
+    picked = 0.0
+    for b in range(len(starts) - 1):
+        rows = [i for i in order[starts[b]:starts[b + 1]]
+                if not (np.isnan(q[i]) or np.isnan(c[i]))]
+        if len(rows) < 2 or len({q[i] for i in rows}) < 2:
+            continue
+        for i in rows:
+            distances = [abs(c[j] - q[i]) for j in rows]
+            own = abs(c[i] - q[i])
+            if min(distances) == own:
+                picked += 1.0 / distances.count(own)
+    return picked
 
 
 def test_a_class_of_equal_quasi_identifier_values_is_not_measured():
@@ -149,6 +174,7 @@ def test_large_classes_and_the_numpy_path_agree_with_every_pair_compared(seed, n
     blocks = tracks.class_blocks(classes)
     for found in (tracks.picked_out(blocks, q, c), tracks._picked_numpy(*blocks, q, c)):
         assert found[1:] == expected[1:] and found[0] == pytest.approx(expected[0], abs=1e-9)
+    assert tracks.picked_out(blocks, q, c)[0] == _running_sum(blocks, q, c)
 
 
 def test_without_the_compiled_kernels_the_same_warning_is_said(survey, monkeypatch):
@@ -186,9 +212,11 @@ def test_a_small_class_compared_pairwise_gives_the_sorted_search_s_bits(seed, m,
     q = tracks.ranks(rng.integers(0, q_values, m).astype(float))
     c = tracks.ranks(rng.integers(0, c_values, m).astype(float))
     rows = np.arange(m)
-    pairwise = tracks._few_picked(q.copy(), c.copy(), m)
-    searched = tracks._many_picked(q, c, rows, m, np.empty(m))
-    assert pairwise == searched
+    for before in (0.0, 0.1, 1234.5678):  # the running sum the class adds to
+        pairwise = tracks._few_picked(q.copy(), c.copy(), m, before)
+        searched = tracks._many_picked(q, c, rows, m, np.empty(m), before)
+        assert pairwise == searched
+    pairwise = tracks._few_picked(q.copy(), c.copy(), m, 0.0)
     expected = tracks.picked_out_reference(np.zeros(m, dtype=np.int64), q, c)
     assert pairwise[0] == pytest.approx(expected[0], abs=1e-12)
 
@@ -258,3 +286,50 @@ def test_a_kept_column_following_an_ordinal_quasi_identifier_of_text_is_said(sur
         tracks.ranks(table["years_reported"].to_numpy()))
     assert f"for {round(100 * picked / told)} % of the {told:,} records" in message
     assert f"({round(100 * measured / told)} % by chance)" in message
+
+
+def _with_rate(survey, noise: float = 0.0) -> pd.DataFrame:
+    """The sample with a kept income per hour worked (with noise as a share of its
+    standard deviation)."""
+    table = survey.copy()
+    rate = table["income"] / table["hours_worked"]
+    rng = np.random.default_rng(5)
+    table["income_per_hour"] = (rate + rng.normal(0, noise * rate.std(), len(table))).round(2)
+    return table
+
+
+def test_a_kept_function_of_two_quasi_identifiers_is_said_with_its_figures(survey):
+    """Income per hour, kept beside a masked income and hours: an intruder who knows a
+    record's two computes it and finds the record in its class. Neither alone is
+    followed."""
+    table = _with_rate(survey)
+    result = _run(table, confidential=("income_per_hour",))
+    (message,) = _follows(result)
+    assert message.startswith(
+        "Column 'income_per_hour', released as it is, nearly follows 'income' / "
+        "'hours_worked', a function of two quasi-identifiers: within the released "
+        "classes, whoever knows a record's original 'income' and 'hours_worked' picks it "
+        "out by 'income_per_hour' for ")
+    rate = (table["income"] / table["hours_worked"]).to_numpy()
+    picked, told, measured = tracks.picked_out_reference(
+        result.measures.classes, tracks.ranks(rate),
+        tracks.ranks(table["income_per_hour"].to_numpy()))
+    assert (f"for {round(100 * picked / told)} % of the {told:,} records that 'income' / "
+            f"'hours_worked' tells apart in their class ({round(100 * measured / told)} % "
+            "by chance)") in message
+    assert round(100 * picked / told) >= 90
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.05, 0.08, 0.1, 0.2, 0.4])
+def test_the_screen_loses_no_function_that_attacking_every_one_finds(survey, noise,
+                                                                     monkeypatch):
+    """The rank-correlation screen only spares work: attacking every function of every
+    pair (no screen) says the same, for copies of income per hour from exact to so
+    noisy that nothing is said."""
+    from core.pipeline import follows
+
+    table = _with_rate(survey, noise)
+    screened = _follows(_run(table, confidential=("income_per_hour",)))
+    monkeypatch.setattr(follows, "SCREEN", 0.0)
+    assert _follows(_run(table, confidential=("income_per_hour",))) == screened
+    assert (screened != []) == (noise <= 0.08)

@@ -40,6 +40,9 @@ a kept column that nearly follows a quasi-identifier
     from chance to all it could (:mod:`core.pipeline.tracks` gives the attack and the
     threshold; :mod:`core.pipeline.follows` finds the pairs). A copy with noise, tax
     paid beside earnings. Pairs already said as an exact relation are not said twice.
+    A column that follows no quasi-identifier alone may follow a function of two (a
+    sum, difference, product or ratio: income per hour beside income and hours, a
+    total beside two of its parts); it is said once, by the function it follows best.
 constant quasi-identifier
     It carries no information: it is released as it is and adds nothing to SST.
 records released unmasked
@@ -144,17 +147,22 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
                    else np.zeros(len(released), dtype=np.int64))
     unchanged = _Unchanged(table, released)
     found += _revealing_columns(released, relations, classes, unchanged)
-    for column, q, picked, apart, measured in following_columns(
+    for follows in following_columns(
             table, released, roles, relations, classes, unchanged,
             ranks=ranks if ranks is not None else OriginalRanks(table, (), encoding=encoding),
             executor=executor, state=state):
+        column, known, apart = follows.column, follows.label, follows.apart
+        knows = (f"'{follows.known[0]}'" if len(follows.known) == 1 else
+                 " and ".join(f"'{q}'" for q in follows.known))
         found.append(ReleaseWarning(
             "kept-column-follows",
-            f"Column '{column}', released as it is, nearly follows quasi-identifier "
-            f"'{q}': within the released classes, whoever knows a record's original "
-            f"'{q}' picks it out by '{column}' for {100 * picked / apart:.0f} % of "
-            f"the {apart:,} records that '{q}' tells apart in their class "
-            f"({100 * measured / apart:.0f} % by chance). Make '{column}' a "
+            f"Column '{column}', released as it is, nearly follows "
+            + (f"quasi-identifier {known}" if len(follows.known) == 1 else
+               f"{known}, a function of two quasi-identifiers")
+            + f": within the released classes, whoever knows a record's original {knows} "
+            f"picks it out by '{column}' for {100 * follows.picked / apart:.0f} % of the "
+            f"{apart:,} records that {known} tells apart in their class "
+            f"({100 * follows.classes / apart:.0f} % by chance). Make '{column}' a "
             "quasi-identifier too, or leave it out."))
     return tuple(found)
 
