@@ -10,10 +10,11 @@ standard deviation (said), an unrelated column and a column of 50 codes. Rows:
 - the attack on one pair (:func:`core.pipeline.tracks.picked_out`) beside the kernel of
   :data:`BASE`, which sorted and searched every class (median of five, alternated);
 - every release warning after the method (the exact relations, a search of the
-  original alone that a run makes ahead, given to both): the previous check of :data:`BASE` (ranks made
-  after the method, one pair after another) beside today's with the original's ranks
-  made ahead, as a run makes them while its method runs, and the pairs on two threads;
-  the ranks' own time, which a run spends on its helper thread, is printed beside it;
+  original alone that a run makes ahead, given to both): the previous check of
+  :data:`BASE` (ranks made after the method, one pair after another) beside today's
+  with the original's ranks made ahead, as a run makes them while its method runs, and
+  the pairs on two threads; the ranks' own time, which a run spends on its helper
+  thread, is printed beside it;
 - a whole ``anonymize`` run with the kept columns beside the bare method (medians of
   three, alternated).
 

@@ -102,8 +102,8 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
     when needed and not given. ``ranks`` are the original's for the follows check
     (:class:`~core.pipeline.follows.OriginalRanks`, made ahead), made here when not
     given, an ordinal quasi-identifier by its order in ``encoding`` (the original's
-    quasi-identifiers measured); ``executor`` measures that check's pairs beside this thread; ``state`` (a
-    TaskState) is checked between them.
+    quasi-identifiers measured); ``executor`` measures that check's pairs beside this
+    thread; ``state`` (a TaskState) is checked between them.
     """
     n = len(table)
     found: list[ReleaseWarning] = []
