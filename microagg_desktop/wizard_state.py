@@ -257,8 +257,10 @@ def what_will_happen(spec: Method, values: Mapping[str, Any], *, n_records: int 
                                      len(qis) if attributes is None else attributes))
     if text:
         lines.append(text)
+    kept = len(roles.confidential) + len(roles.non_confidential) if roles is not None else 0
     memory = memory_text(n_records, len(qis) if attributes is None else attributes,
-                         spec.name, values.get("refine"), values.get("base"), block_size)
+                         spec.name, values.get("refine"), values.get("base"), block_size,
+                         kept)
     if memory:
         lines.append(memory)
     return lines
@@ -270,12 +272,14 @@ SHOW_MEMORY_ABOVE = 2**30
 
 def memory_text(n_records: int, attributes: QuasiIdentifiers | int | None,
                 method: str | None = None, refine: str | None = None,
-                base: str | None = None, block_size: int | None = None) -> str:
+                base: str | None = None, block_size: int | None = None,
+                kept: int = 0) -> str:
     """"Memory the run needs at its peak: about 4.0 GiB (...)." for a large run, else "";
     with what to do instead when it is more than a run may take on this computer (the
     run is then refused: :func:`core.data.memory.check_run_memory`, the same model).
     A run blocked on a Dask cluster (``block_size``) holds a block at a time on a
-    worker: the line counts one block, and says nothing of a refusal.
+    worker: the line counts one block, and says nothing of a refusal. ``kept`` columns
+    released as they are count as the model counts them.
 
     Examples
     --------
@@ -290,7 +294,7 @@ def memory_text(n_records: int, attributes: QuasiIdentifiers | int | None,
         return ""
     attributes = QuasiIdentifiers.of(attributes)
     n = min(n_records, block_size) if block_size else n_records
-    peak = run_peak_bytes(n, attributes.width, method, refine, base)
+    peak = run_peak_bytes(n, attributes.width, method, refine, base, kept)
     if peak < SHOW_MEMORY_ABOVE:
         return ""
     spread = (f" (the categories make {attributes.width:,} columns)" if attributes.nominal

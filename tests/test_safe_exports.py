@@ -324,9 +324,9 @@ def test_a_run_of_too_many_records_is_refused_whatever_its_columns(monkeypatch):
     table = pd.DataFrame({"a": rng.normal(size=400), "b": rng.normal(size=400),
                           "y": rng.normal(size=400)})
     roles = RoleSpec(quasi_identifiers=("a", "b"), confidential=("y",))
-    mdav = memory.run_peak_bytes(400, 2, "mdav")
-    tfirst = memory.run_peak_bytes(400, 2, "tc-tfirst")
-    assert mdav < tfirst < memory.run_peak_bytes(400, 2, "mdav", "igd") + 400 * 400
+    mdav = memory.run_peak_bytes(400, 2, "mdav", kept=1)  # y is released as it is
+    tfirst = memory.run_peak_bytes(400, 2, "tc-tfirst", kept=1)
+    assert mdav < tfirst < memory.run_peak_bytes(400, 2, "mdav", "igd", kept=1) + 400 * 400
     monkeypatch.setattr(memory, "physical_memory",
                         lambda: int(mdav / memory.MEMORY_SHARE) + 8)
     assert anonymize(table, roles, k=5).passed
@@ -335,6 +335,29 @@ def test_a_run_of_too_many_records_is_refused_whatever_its_columns(monkeypatch):
         anonymize(table, roles, "tc-tfirst", k=5, t=0.3)
     with pytest.raises(MicroaggError, match="A run of mdav on 400"):
         anonymize(table, roles, k=5, refine="igd")
+
+
+def test_the_columns_released_as_they_are_count_in_a_run_s_memory(monkeypatch):
+    """Each kept column adds its warnings' ranks and codes (KEPT_BYTES_PER_RECORD a
+    record): a run that fits without its kept columns is refused with them, and the
+    method tab's line counts them alike."""
+    import core.data.memory as memory
+    from microagg_desktop.wizard_state import memory_text
+
+    rng = np.random.default_rng(2)
+    table = pd.DataFrame(rng.normal(size=(400, 8)), columns=list("abcdefgh"))
+    bare = RoleSpec(quasi_identifiers=("a", "b"), identifiers=tuple("cdefgh"))
+    kept = RoleSpec(quasi_identifiers=("a", "b"), confidential=("c",),
+                    non_confidential=tuple("defgh"))
+    alone = memory.run_peak_bytes(400, 2, "mdav")
+    assert memory.run_peak_bytes(400, 2, "mdav", kept=6) == pytest.approx(
+        alone + 6 * memory.KEPT_BYTES_PER_RECORD * 400, abs=1)
+    monkeypatch.setattr(memory, "physical_memory",
+                        lambda: int(alone / memory.MEMORY_SHARE) + 8)
+    assert anonymize(table, bare, k=5).passed
+    with pytest.raises(MicroaggError, match="A run of mdav on 400 records would need"):
+        anonymize(table, kept, k=5)
+    assert memory_text(10_000_000, 10, "mdav", kept=6) != memory_text(10_000_000, 10, "mdav")
 
 
 def test_measuring_a_release_too_large_is_refused_by_its_own_model(monkeypatch, tmp_path,
@@ -383,9 +406,9 @@ def test_a_method_on_another_methods_partition_needs_the_larger_memory(monkeypat
                           "y": rng.normal(size=300)})
     table.loc[7, "a"] = np.nan
     roles = RoleSpec(quasi_identifiers=("a", "b"), confidential=("y",))
-    merge = memory.run_peak_bytes(299, 2, "tc-merge")
-    on_gsms = memory.run_peak_bytes(299, 2, "tc-merge", base="gsms")
-    assert on_gsms == memory.run_peak_bytes(299, 2, "gsms") > merge
+    merge = memory.run_peak_bytes(299, 2, "tc-merge", kept=1)  # y kept
+    on_gsms = memory.run_peak_bytes(299, 2, "tc-merge", base="gsms", kept=1)
+    assert on_gsms == memory.run_peak_bytes(299, 2, "gsms", kept=1) > merge
     monkeypatch.setattr(memory, "physical_memory",
                         lambda: int(merge / memory.MEMORY_SHARE) + 8)
     assert anonymize(table, roles, "tc-merge", k=5, t=0.5, missing="exclude").passed

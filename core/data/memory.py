@@ -91,6 +91,13 @@ more (IGD's own peak after PCP at 20,000: 1,052 against 955; after MDAV 895 agai
 816), so the worst case, lists of 64, is about 1,900."""
 
 
+KEPT_BYTES_PER_RECORD = 40
+"""What each column released as it is adds per record: the release warnings' ranks and
+codes of it (:mod:`core.pipeline.follows`, :mod:`core.pipeline.relations`), made beside
+the method and held to the end, and a confidential column's class EMDs. PCP at 300,000
+× 10 peaked at 986, 1,113 and 1,221 bytes a record with 0, 3 and 6 kept columns."""
+
+
 MEMORY_SHARE = 0.75
 """The share of the computer's memory a run may take at its peak (the rest for the
 system, the window and other programs)."""
@@ -100,11 +107,13 @@ ASSUMED_MEMORY = 8 * 2**30
 
 
 def run_peak_bytes(n: int, width: int, method: str | None = None,
-                   refine: str | None = None, base: str | None = None) -> int:
+                   refine: str | None = None, base: str | None = None,
+                   kept: int = 0) -> int:
     """A run's peak memory above the program's own: ``n`` records of ``width``
     embedded columns, with ``method`` (its :data:`RUN_MEMORY`, or
-    :data:`OTHER_RUN_MEMORY`) and ``refine``, and record linkage's search tree when it
-    is made beside the method (:data:`TREE_AHEAD_BYTES`). A method run on another's
+    :data:`OTHER_RUN_MEMORY`) and ``refine``, ``kept`` columns released as they are
+    (:data:`KEPT_BYTES_PER_RECORD` each), and record linkage's search tree when it is
+    made beside the method (:data:`TREE_AHEAD_BYTES`). A method run on another's
     partition (tc-merge's ``base``) needs the larger of the two, term by term.
 
     Examples
@@ -120,7 +129,10 @@ def run_peak_bytes(n: int, width: int, method: str | None = None,
         per_record, copies = max(per_record, under[0]), max(copies, under[1])
     per_record += REFINE_BYTES_PER_RECORD.get(refine, 0)
     tree = tree_bytes(n, width)
-    ahead = method not in (MEASURING, VERIFYING) and tree <= TREE_AHEAD_BYTES
+    running = method not in (MEASURING, VERIFYING)
+    ahead = running and tree <= TREE_AHEAD_BYTES
+    if running:
+        per_record += KEPT_BYTES_PER_RECORD * kept
     return int(n * (per_record + copies * 8 * width) + (tree if ahead else 0))
 
 
@@ -165,11 +177,12 @@ def run_memory_limit() -> tuple[int, str]:
 
 
 def check_run_memory(attributes, n: int, width: int, method: str | None = None,
-                     refine: str | None = None, base: str | None = None) -> None:
+                     refine: str | None = None, base: str | None = None, *,
+                     kept: int = 0) -> None:
     """Refuse a run whose peak (:func:`run_peak_bytes`) is above
     :func:`run_memory_limit`, naming the nominal attributes with the most categories
     when they widen the embedding, and the ways out."""
-    need = run_peak_bytes(n, width, method, refine, base)
+    need = run_peak_bytes(n, width, method, refine, base, kept)
     limit, what = run_memory_limit()
     if need <= limit:
         return
