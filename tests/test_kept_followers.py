@@ -333,3 +333,47 @@ def test_the_screen_loses_no_function_that_attacking_every_one_finds(survey, noi
     monkeypatch.setattr(follows, "SCREEN", 0.0)
     assert _follows(_run(table, confidential=("income_per_hour",))) == screened
     assert (screened != []) == (noise <= 0.08)
+
+
+def _with_parts(survey, noise: float = 0.0) -> pd.DataFrame:
+    """The sample with income's parts kept: wages (30 to 70 % of it) and the rest,
+    with noise as a share of income's standard deviation."""
+    table = survey.copy()
+    rng = np.random.default_rng(4)
+    table["wages"] = (table["income"] * rng.uniform(0.3, 0.7, len(table))).round(0)
+    table["other_income"] = (table["income"] - table["wages"] + rng.normal(
+        0, noise * table["income"].std(), len(table))).round(0)
+    return table
+
+
+def test_two_kept_columns_that_give_a_masked_quasi_identifier_together_are_said(survey):
+    """Income masked, its parts kept: an intruder who knows a record's income adds the
+    parts of every record of its class. Neither part alone follows income."""
+    table = _with_parts(survey)
+    result = _run(table, confidential=("wages", "other_income"))
+    (message,) = _follows(result)
+    assert message.startswith(
+        "Columns 'wages' and 'other_income', released as they are, together nearly follow "
+        "quasi-identifier 'income' (as 'wages' + 'other_income'): within the released "
+        "classes, whoever knows a record's original 'income' picks it out by 'wages' + "
+        "'other_income' for ")
+    assert message.endswith("Make 'wages' and 'other_income' quasi-identifiers too, or "
+                            "leave one of them out.")
+    picked, told, measured = tracks.picked_out_reference(
+        result.measures.classes, tracks.ranks(table["income"].to_numpy(float)),
+        tracks.ranks((table["wages"] + table["other_income"]).to_numpy(float)))
+    assert (f"for {round(100 * picked / told)} % of the {told:,} records that 'income' "
+            f"tells apart in their class ({round(100 * measured / told)} % by chance)"
+            ) in message
+    assert picked == told  # the parts add up to income: every record picked out
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.02, 0.2])
+def test_the_screen_of_two_kept_columns_loses_nothing(survey, noise, monkeypatch):
+    from core.pipeline import follows
+
+    table = _with_parts(survey, noise)
+    screened = _follows(_run(table, confidential=("wages", "other_income")))
+    monkeypatch.setattr(follows, "SCREEN", 0.0)
+    assert _follows(_run(table, confidential=("wages", "other_income"))) == screened
+    assert (screened != []) == (noise < 0.2)

@@ -15,15 +15,18 @@ whichever thread takes it, and said in the order of the table's columns and the
 quasi-identifiers.
 
 A kept column that follows no quasi-identifier alone is then tried against functions
-of two (:func:`_two_known`: their sum, difference, product and ratios), screened by rank
-correlation on a sample. On the benchmark data sets with MDAV at k = 3, 5 and 10 and
-random sets of four numeric quasi-identifiers (the other columns kept), Census's total
-income PTOTVAL is said beside its parts (wages or earnings with other income: 74 % of
-the records picked out, 20 % by chance), and WSALVAL beside PEARNVAL + ERNVAL at
-k = 10; EIA, Tarragona and Adult gave none. 1,000,000 × 10 with 3 kept columns, every
-release warning after a PCP method (``benchmarks/scale_follows.py``): 0.81–0.97 s, of which
-the functions' screen 0.17 s, against 3.4–4.7 s before the ranks were made ahead and
-the classes compared pairwise.
+of two (:func:`_two_known`: their sum, difference, product and ratios), and a
+quasi-identifier that no kept column follows against functions of two kept columns
+(:func:`_two_kept`), screened by rank correlation on a sample. On the benchmark data
+sets with MDAV at k = 3, 5 and 10 and 6 random sets of four numeric quasi-identifiers
+each (the other columns kept), Census's total income PTOTVAL is said beside its parts
+(wages or earnings with other income: 74 % of the records picked out, 20 % by chance),
+WSALVAL beside PEARNVAL + ERNVAL at k = 10, and PTOTVAL − PEARNVAL kept beside a masked
+other income POTHVAL; EIA, Tarragona and Adult gave none.
+
+1,000,000 × 10 with 3 kept columns, every release warning after a PCP method
+(``benchmarks/scale_follows.py``): 0.81–0.97 s, of which the functions' screen 0.17 s,
+against 3.4–4.7 s before the ranks were made ahead and the classes compared pairwise.
 """
 
 from __future__ import annotations
@@ -50,21 +53,20 @@ SCREEN_SAMPLE = 20_000
 
 
 class Follows(NamedTuple):
-    """A kept ``column`` that nearly follows ``known`` (one quasi-identifier, or two
-    combined by ``formula``, a key of :data:`FORMULAS`), with the attack's figures."""
+    """Kept ``columns`` (one, or two combined by ``formula``, a key of
+    :data:`FORMULAS`) that nearly follow ``known`` quasi-identifiers (one, or two
+    combined by ``formula``; one side is one column), with the attack's figures."""
 
-    column: str
+    columns: tuple[str, ...]
     known: tuple[str, ...]
     formula: str | None
     picked: float
     apart: int
     classes: int
 
-    @property
-    def label(self) -> str:
-        """What the intruder knows, as the message names it: 'income', or
-        'income' / 'hours_worked'."""
-        return f" {self.formula} ".join(f"'{q}'" for q in self.known)
+    def label(self, names: tuple[str, ...]) -> str:
+        """One side as the message names it: 'income', or 'income' / 'hours_worked'."""
+        return f" {self.formula} ".join(f"'{name}'" for name in names)
 
 
 def rank_columns(table: pd.DataFrame, roles: RoleSpec, *, noise: bool = False) -> list[str]:
@@ -143,7 +145,9 @@ def following_columns(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSp
     beyond the exact relations already said (``relations``), in the order of the
     table's columns, then of the quasi-identifiers; then each column that follows
     neither any quasi-identifier nor a relation but follows a function of two
-    (:func:`_two_known`), once, by the function it follows best.
+    (:func:`_two_known`), once, by the function it follows best; then each
+    quasi-identifier that no kept column follows but a function of two such columns
+    does (:func:`_two_kept`), once.
 
     ``ranks`` are the original's (:class:`OriginalRanks`), made here when not given
     (then an ordinal quasi-identifier of text is not ranked: give ranks with the
@@ -179,13 +183,19 @@ def following_columns(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSp
     else:
         found = ItemWorks(executor, _attacks, pairs, (blocks, rising, ranks, order),
                           (state,)).result(state)
-    follows = [Follows(c, (q,), None, *found[c, q]) for c, q in pairs
+    follows = [Follows((c,), (q,), None, *found[c, q]) for c, q in pairs
                if tracks.tracks(*found[c, q])]
-    named = {f.column for f in follows} | {column for column, _ in said}
+    named = {f.columns[0] for f in follows} | {column for column, _ in said}
     alone = [c for c in kept if c not in named]
     numeric = [q for q in masked if ranks.numbers(q) is not None]
     if alone and len(numeric) >= 2:
         follows += _two_known(alone, numeric, ranks, blocks, order, rising, state)
+    named |= {f.columns[0] for f in follows}
+    alone = [c for c in kept if c not in named and ranks.numbers(c) is not None]
+    told = {f.known[0] for f in follows if len(f.known) == 1} | {q for _, q in said}
+    untold = [q for q in masked if q not in told]
+    if untold and len(alone) >= 2:
+        follows += _two_kept(untold, alone, ranks, blocks, order, rising, state)
     return follows
 
 
@@ -223,38 +233,62 @@ def _two_known(kept, numeric, ranks: OriginalRanks, blocks, order, rising,
     classes, which a correlation below 0.9 does not (the tests' noisy copies that are
     said correlate at 0.99 and more).
     """
+    return _functions_of_two(kept, numeric, ranks, blocks, order, rising, state,
+                             known=True)
+
+
+def _two_kept(masked, kept, ranks: OriginalRanks, blocks, order, rising,
+              state) -> list[Follows]:
+    """The masked quasi-identifiers that a function of two kept columns follows (a
+    total income masked, its parts kept: an intruder who knows a record's total adds
+    the parts of each record of its class and picks the nearest), screened and
+    attacked as :func:`_two_known` does, the function on the kept side."""
+    return _functions_of_two(masked, kept, ranks, blocks, order, rising, state,
+                             known=False)
+
+
+def _functions_of_two(targets, sources, ranks: OriginalRanks, blocks, order, rising,
+                      state, *, known: bool) -> list[Follows]:
+    """Each target's best function of two ``sources`` that it follows, or that follows
+    it: the function is what the intruder knows (``known``, the targets kept columns)
+    or what is kept (the targets quasi-identifiers)."""
     n = len(order)
     sample = (np.arange(n) if n <= SCREEN_SAMPLE else
               np.sort(np.random.default_rng(0).choice(n, SCREEN_SAMPLE, replace=False)))
-    kept_sample = {c: ranks(c).rising()[sample] for c in kept}
-    kept_centred = {c: _centred_ranks(v) for c, v in kept_sample.items()}
+    target_sample = {t: ranks(t).rising()[sample] for t in targets}
+    target_centred = {t: _centred_ranks(v) for t, v in target_sample.items()}
     best: dict[str, Follows] = {}
-    for q1, q2 in combinations(numeric, 2):
-        v1, v2 = ranks.numbers(q1), ranks.numbers(q2)
-        for formula, known in _functions(q1, q2):
+    for s1, s2 in combinations(sources, 2):
+        v1, v2 = ranks.numbers(s1), ranks.numbers(s2)
+        for formula, names in _functions(s1, s2):
             if state is not None:
                 state.check()
-            a, b = (v1, v2) if known[0] == q1 else (v2, v1)
+            a, b = (v1, v2) if names[0] == s1 else (v2, v1)
             on_sample = _function(formula, a[sample], b[sample])
             centred = _centred_ranks(on_sample)
-            screened = [c for c in kept if abs(
-                _correlation(centred, kept_centred[c]) if centred is not None
-                and kept_centred[c] is not None else
-                _rank_correlation(on_sample, kept_sample[c])) >= SCREEN]
+            screened = [t for t in targets if abs(
+                _correlation(centred, target_centred[t]) if centred is not None
+                and target_centred[t] is not None else
+                _rank_correlation(on_sample, target_sample[t])) >= SCREEN]
             if not screened:
                 continue
             function = tracks.Ranks(_function(formula, a, b))
             f = function.rising(order)
-            for column in screened:
-                c = rising[column]
-                if not tracks.rises(f, c):
-                    c = ranks(column).falling(order)
-                found = Follows(column, known, formula, *tracks.picked_out(blocks, f, c))
+            for target in screened:
+                t = rising[target]
+                if known:  # the intruder knows the function; the target is kept
+                    c = t if tracks.rises(f, t) else ranks(target).falling(order)
+                    found = Follows((target,), names, formula,
+                                    *tracks.picked_out(blocks, f, c))
+                else:  # the intruder knows the target; the function is of kept columns
+                    c = f if tracks.rises(t, f) else function.falling(order)
+                    found = Follows(names, (target,), formula,
+                                    *tracks.picked_out(blocks, t, c))
                 if tracks.tracks(found.picked, found.apart, found.classes) and (
-                        column not in best
-                        or found.picked / found.apart > best[column].picked / best[column].apart):
-                    best[column] = found
-    return [best[c] for c in kept if c in best]
+                        target not in best or found.picked / found.apart
+                        > best[target].picked / best[target].apart):
+                    best[target] = found
+    return [best[t] for t in targets if t in best]
 
 
 def _functions(q1: str, q2: str):

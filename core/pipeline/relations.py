@@ -43,10 +43,9 @@ orders and bands
     values in the same order). A yes/no flag over 20 ages, 10 and 10, counts (1 in
     92,378); 3 bands of 3 ages do not (1 in 280), nor 7 values in order (1 in 2,520).
 
-Left alone here: a copy with noise or with a miscoded cell, and a function of two
-quasi-identifiers (income per hour), measured on the release by
-:mod:`core.pipeline.follows`; two kept columns that give a quasi-identifier together
-(not measured).
+Left alone here: a copy with noise or with a miscoded cell, a function of two
+quasi-identifiers (income per hour) and two kept columns that give a quasi-identifier
+together (its parts), measured on the release by :mod:`core.pipeline.follows`.
 """
 
 from __future__ import annotations

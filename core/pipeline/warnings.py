@@ -43,6 +43,8 @@ a kept column that nearly follows a quasi-identifier
     A column that follows no quasi-identifier alone may follow a function of two (a
     sum, difference, product or ratio: income per hour beside income and hours, a
     total beside two of its parts); it is said once, by the function it follows best.
+    A quasi-identifier that no kept column follows alone may be followed by a function
+    of two (a masked total beside its kept parts), said once too.
 constant quasi-identifier
     It carries no information: it is released as it is and adds nothing to SST.
 records released unmasked
@@ -58,7 +60,7 @@ import numpy as np
 import pandas as pd
 
 from core.data.roles import RoleSpec
-from core.pipeline.follows import OriginalRanks, following_columns
+from core.pipeline.follows import Follows, OriginalRanks, following_columns
 from core.pipeline.relations import (BANDED, MONOTONE, ColumnRelation, codes_of,
                                       column_relations)
 from core.verify.rows import frame_classes
@@ -151,19 +153,7 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
             table, released, roles, relations, classes, unchanged,
             ranks=ranks if ranks is not None else OriginalRanks(table, (), encoding=encoding),
             executor=executor, state=state):
-        column, known, apart = follows.column, follows.label, follows.apart
-        knows = (f"'{follows.known[0]}'" if len(follows.known) == 1 else
-                 " and ".join(f"'{q}'" for q in follows.known))
-        found.append(ReleaseWarning(
-            "kept-column-follows",
-            f"Column '{column}', released as it is, nearly follows "
-            + (f"quasi-identifier {known}" if len(follows.known) == 1 else
-               f"{known}, a function of two quasi-identifiers")
-            + f": within the released classes, whoever knows a record's original {knows} "
-            f"picks it out by '{column}' for {100 * follows.picked / apart:.0f} % of the "
-            f"{apart:,} records that {known} tells apart in their class "
-            f"({100 * follows.classes / apart:.0f} % by chance). Make '{column}' a "
-            "quasi-identifier too, or leave it out."))
+        found.append(_follows_warning(follows))
     return tuple(found)
 
 
@@ -220,6 +210,32 @@ def _revealing_columns(released: pd.DataFrame, relations, classes: np.ndarray,
                if with_it > alone else "")
             + f". Make '{column}' a quasi-identifier too, or leave it out."))
     return found
+
+
+def _follows_warning(follows: Follows) -> ReleaseWarning:
+    """The ``kept-column-follows`` warning of one finding of the follows check."""
+    kept, known = follows.label(follows.columns), follows.label(follows.known)
+    share = (f"for {100 * follows.picked / follows.apart:.0f} % of the "
+             f"{follows.apart:,} records that {known} tells apart in their class "
+             f"({100 * follows.classes / follows.apart:.0f} % by chance)")
+    if len(follows.columns) == 2:
+        first, second = (f"'{c}'" for c in follows.columns)
+        return ReleaseWarning(
+            "kept-column-follows",
+            f"Columns {first} and {second}, released as they are, together nearly follow "
+            f"quasi-identifier {known} (as {kept}): within the released classes, "
+            f"whoever knows a record's original {known} picks it out by {kept} {share}. "
+            f"Make {first} and {second} quasi-identifiers too, or leave one of them out.")
+    column = follows.columns[0]
+    knows = " and ".join(f"'{q}'" for q in follows.known)
+    return ReleaseWarning(
+        "kept-column-follows",
+        f"Column '{column}', released as it is, nearly follows "
+        + (f"quasi-identifier {known}" if len(follows.known) == 1 else
+           f"{known}, a function of two quasi-identifiers")
+        + f": within the released classes, whoever knows a record's original {knows} "
+        f"picks it out by '{column}' {share}. Make '{column}' a quasi-identifier too, or "
+        "leave it out.")
 
 
 def _alone_with(classes: np.ndarray, codes: np.ndarray) -> int:
