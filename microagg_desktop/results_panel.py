@@ -338,10 +338,11 @@ class ResultsPanel(QWidget):
                 f"(smallest class {v.smallest_class}, {v.n_classes:,} classes).{closeness} "
                 f"{result.guarantee_text} {merges}".strip())
             self.status.setStyleSheet(_PASSED_STYLE)
-            if result.warnings:
+            if result.warnings:  # each on a line of its own, the verdict after them
+                first, *more = (w.message for w in result.warnings)
                 self.status.setText(
-                    "⚠ Verified, but read before publishing: "
-                    + " ".join(w.message for w in result.warnings)
+                    f"⚠ Verified, but read before publishing: {first}"
+                    + "".join(f"\n⚠ {message}" for message in more)
                     + f"\n{self.status.text()}")
                 self.status.setStyleSheet(_WARNING_STYLE)
         else:

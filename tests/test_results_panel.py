@@ -194,3 +194,25 @@ def test_banner_of_a_release_with_records_set_aside_says_what_was_verified(panel
     assert "Every masked record is indistinguishable" in text
     assert "Every released record" not in text
     assert text.count("Laplace noise") == 1  # said once, in the guarantee's sentence
+
+
+def test_banner_puts_each_warning_on_a_line_of_its_own(panel, survey):
+    """Two findings of the follows check: each starts its own line, the verdict last."""
+    import numpy as np
+
+    table = survey.copy()
+    rng = np.random.default_rng(4)
+    table["wages"] = (table["income"] * rng.uniform(0.3, 0.7, len(table))).round(0)
+    table["other_income"] = table["income"] - table["wages"]
+    table["income_per_hour"] = (table["income"] / table["hours_worked"]).round(2)
+    roles = RoleSpec(quasi_identifiers=("age", "years_education", "income", "hours_worked"),
+                     identifiers=("person_id",), confidential=("wages", "other_income"),
+                     non_confidential=("income_per_hour",))
+    result = anonymize(table, roles, "mdav", k=5)
+    panel.show_result(result, table)
+    lines = panel.status.text().split("\n")
+    assert len(result.warnings) == 2 and len(lines) == 3
+    assert lines[0].startswith("⚠ Verified, but read before publishing: Column "
+                               "'income_per_hour', released as it is, nearly follows")
+    assert lines[1].startswith("⚠ Columns 'wages' and 'other_income', released as they are")
+    assert lines[2].startswith("✔ Verified: every class has ≥ 5 records")
