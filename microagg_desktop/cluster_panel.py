@@ -127,4 +127,7 @@ def blocked_summary(result) -> str:
         f"Scheduler: {'a local cluster on this computer' if result.local_cluster else result.scheduler}; "
         f"{result.seconds:.1f} s.",
     ]
+    if result.warnings:  # first: what to read before publishing what was written
+        lines = ["⚠ Read before publishing:", *(f"⚠ {w.message}" for w in result.warnings),
+                 "", *lines]
     return "\n".join(lines)

@@ -569,6 +569,9 @@ class MainWindow(FilesMixin, OutputsMixin, SessionMixin, QMainWindow):
         if self._task == "blocked":
             self.progress.setValue(1000)
             verdict = "verified" if value.verification.passed else "NOT verified"
+            if value.warnings:
+                verdict += (f", {len(value.warnings)} warning(s) to read before "
+                            "publishing")
             self.set_status(f"Blocked run done in {value.seconds:.1f} s: IL {value.il:.2f} %, "
                             f"{verdict}; written to {value.output}.")
             self.show_blocked(value)

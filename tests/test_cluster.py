@@ -363,3 +363,67 @@ def test_small_leaves_are_merged_with_their_sibling():
     blocking = finish_blocking(tree, counts, block_size=10, min_size=5)
     assert blocking.sizes.min() >= 5 and blocking.sizes.sum() == counts.sum()
     assert blocking.block_of_key[0] == blocking.block_of_key[SUBS]  # leaves 0 and 1
+
+
+def _with_kept_copies(n=600, seed=11):
+    """Records whose kept columns give q0 away: its value banded in tenths (an exact
+    relation) and a copy with noise at a twentieth of its standard deviation."""
+    table = records(n, seed=seed).drop(columns=["rec"])
+    rng = np.random.default_rng(seed)
+    table["q0_band"] = np.floor(table["q0"] * 10).astype(int)
+    table["q0_noisy"] = table["q0"] + rng.normal(scale=0.05 * table["q0"].std(), size=n)
+    return table, RoleSpec(quasi_identifiers=QI, confidential=("income",),
+                           non_confidential=("q0_band", "q0_noisy"))
+
+
+@pytest.mark.parametrize("output", [None, "release", "release.csv"])
+def test_a_blocked_release_of_a_table_in_memory_gets_every_warning(scheduler, tmp_path,
+                                                                   output):
+    """The window's Advanced choice: the table is in memory, so the kept columns are
+    checked as on this computer, on the release as written (CSV parts come back with
+    whole numbers as floats, and are still the columns released as they are)."""
+    from core.pipeline.warnings import release_warnings
+
+    table, roles = _with_kept_copies()
+    result = anonymize_blocked(table, roles, k=3, scheduler=scheduler, block_size=200,
+                               output=None if output is None else tmp_path / output)
+    kinds = [w.kind for w in result.warnings]
+    assert kinds.count("kept-column-reveals") == 1 and "kept-column-follows" in kinds
+    if output is None:  # the figures are the plain check's on the release
+        masked = result.masked.reset_index(drop=True)
+        classes = masked.groupby(list(QI), sort=False).ngroup().to_numpy()
+        sizes = np.bincount(classes)
+        plain = release_warnings(table, masked, roles, group_sizes=sizes, il=result.il,
+                                 k_prime=len(table) / len(sizes),
+                                 unique_records=int((sizes == 1).sum()), record_level=True)
+        assert [w.message for w in result.warnings] == [w.message for w in plain]
+    assert "Read before publishing" in _summary(result)
+
+
+def _summary(result) -> str:
+    from microagg_desktop.cluster_panel import blocked_summary
+
+    return blocked_summary(result)
+
+
+def test_a_blocked_release_read_in_parts_says_its_kept_columns_were_not_checked(
+        scheduler, tmp_path, capsys):
+    """A file is never held whole: the warnings from the class figures, and one that
+    names the kept columns left unchecked, on stderr and in the summary."""
+    table, roles = _with_kept_copies()
+    table.to_csv(tmp_path / "in.csv", index=False)
+    code = main(["anonymize", str(tmp_path / "in.csv"), "-o", str(tmp_path / "out"),
+                 "--qi", *QI, "--confidential", "income", "--k", "3", "--engine", "dask",
+                 "--scheduler", scheduler, "--block-size", "200", "--summary-json",
+                 str(tmp_path / "s.json"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert ("microagg: warning: The columns released as they are ('income', 'q0_band', "
+            "'q0_noisy') were not checked against the quasi-identifiers") in err
+    said = json.loads((tmp_path / "s.json").read_text())["warnings"]
+    assert [w["kind"] for w in said] == ["kept-columns-not-checked"]
+    # Too large a k for the table: one class holds most records, said from the counts.
+    result = anonymize_blocked(tmp_path / "in.csv", RoleSpec(quasi_identifiers=QI), k=400,
+                               scheduler=scheduler, block_size=1000, output=tmp_path / "o2")
+    assert [w.kind for w in result.warnings][:2] == ["dominant-group", "high-information-loss"]
+    assert result.warnings[0].message.startswith("One class holds 600 of the 600 records")

@@ -128,3 +128,36 @@ def test_an_in_memory_run_shown_beside_a_chosen_blocked_run_is_said_so(qtbot, wi
     assert "Export writes this run, not a blocked release" in window.stale_text
     window.method_panel.cluster_box.setChecked(False)
     assert not window.results_panel.is_stale
+
+
+def test_a_blocked_run_that_leaks_through_a_kept_column_says_so(qtbot, window, tmp_path):
+    """A kept copy of income with a little noise, run blocked from the window: the
+    summary begins with the warning, and the status bar counts it."""
+    import numpy as np
+
+    from microagg_desktop.cluster_panel import blocked_summary
+
+    assert window.open_sample()
+    table = window.table.copy()
+    rng = np.random.default_rng(3)
+    table["income_reported"] = table["income"] + rng.normal(
+        0, 0.05 * table["income"].std(), len(table))
+    roles = {c: window.role_editor.roles().role_of(c).value for c in window.table.columns}
+    roles["income_reported"] = "confidential"
+    window.set_table(table, "survey_copy.csv", roles=roles)
+    window.method_panel.set_method("mdav")
+    window.method_panel.set_parameter("k", 5)
+    box = window.method_panel.cluster_box
+    box.setChecked(True)
+    box.block_spin.setValue(300)
+    window.ask_blocked_output = lambda: str(tmp_path / "parts")
+    shown = []
+    window.show_blocked = shown.append
+    with qtbot.waitSignal(window.runner.signals.finished, timeout=120_000):
+        assert window.run()
+    (result,) = shown
+    assert [w.kind for w in result.warnings] == ["kept-column-follows"]
+    summary = blocked_summary(result)
+    assert summary.startswith("⚠ Read before publishing:\n⚠ Column 'income_reported', "
+                              "released as it is, nearly follows quasi-identifier 'income'")
+    assert "1 warning(s) to read before publishing" in window.status_label.text()

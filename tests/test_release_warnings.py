@@ -513,3 +513,19 @@ def test_run_finds_the_relations_once_on_the_records_it_masks(monkeypatch):
     assert "kept-column-reveals" in kinds(result)
     assert "'band'" in next(w.message for w in result.warnings
                             if w.kind == "kept-column-reveals")
+
+
+def test_a_column_read_back_with_other_types_is_still_the_column_released_as_it_is():
+    """Whole numbers back as floats and text back as strings (CSV parts of a blocked
+    run) are the same values; a changed value, a moved gap or numbers against text are
+    not."""
+    from core.pipeline.warnings import same_values
+
+    whole = pd.Series([1, 2, 3, 40], dtype="int64")
+    assert same_values(whole, whole.astype("float64"))
+    text = pd.Series(["a", None, "c", "d"], dtype=object)
+    assert same_values(text, text.astype("string"))
+    assert not same_values(whole, pd.Series([1.0, 2.0, 3.0, 40.5]))
+    assert not same_values(text, pd.Series(["a", "b", None, "d"], dtype="string"))
+    assert not same_values(whole, whole.astype(str))
+    assert same_values(pd.Series([1.0, np.nan]), pd.Series([1.0, np.nan], index=[5, 6]))

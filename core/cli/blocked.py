@@ -117,4 +117,6 @@ def run_blocked(args: argparse.Namespace, parameter_names: list[str], roles) -> 
     print(f"Blocked on {'a local cluster' if result.local_cluster else result.scheduler}: "
           f"{result.n_blocks:,} blocks of about {result.block_size:,} records; "
           "k-anonymity verified over the whole release.")
+    for warning in result.warnings:
+        print(f"microagg: warning: {warning.message}", file=sys.stderr)
     return 0

@@ -18,7 +18,10 @@ client, ever holds the whole table:
 5. **write** every input partition back from its released pieces, in row order, into
    a temporary folder;
 6. **verify** the parts as written (:mod:`core.cluster.verify`): k-anonymity over the
-   whole table, from the released values alone; IL = 100·SSE/SST over all blocks;
+   whole table, from the released values alone; IL = 100·SSE/SST over all blocks; then
+   the release warnings (:mod:`core.cluster.findings`): every one for a table held in
+   memory, those its class figures give for a table read in parts, with a warning that
+   its kept columns were not checked;
 7. only then the folder is **renamed** onto the output. A release that fails its
    guarantee raises :class:`~core.pipeline.GuaranteeNotMet` and leaves nothing.
 
@@ -67,6 +70,7 @@ import numpy as np
 import pandas as pd
 
 from core.cluster.blocking import SUBS, build_tree, finish_blocking
+from core.cluster.findings import blocked_warnings
 from core.cluster.blockrun import BlockJob, run_pieces, warm_up
 from core.cluster.partitioned import (OutputFolder, output_format, read_error,
                                       read_partitioned)
@@ -246,7 +250,7 @@ def anonymize_blocked(source, roles: RoleSpec, method: str = "mdav", *,
                 written = _as_dask(masked, frame.npartitions)
             state.step(0.9, "verifying the release over the whole table")
             check_k = 2 if spec.masks_values else k
-            verification = verify_blocked(
+            verification, whole = verify_blocked(
                 written, roles, check_k, il=il, n_records=n,
                 blocks=(tuple(roles.quasi_identifiers),) if spec.scope == "per-attribute"
                 else attribute_blocks)
@@ -254,6 +258,14 @@ def anonymize_blocked(source, roles: RoleSpec, method: str = "mdav", *,
                 raise GuaranteeNotMet(f"{spec.label} (blocked) did not produce a "
                                       f"k-anonymous release: {verification.notes[0]} "
                                       "Nothing was released.")
+            state.check()
+            state.step(0.95, "looking for what the release still gives away")
+            found = blocked_warnings(
+                source if kind == "memory" else None,
+                masked if masked is not None else written, roles, il=il, whole=whole,
+                record_level=spec.guarantee.record_level,
+                blocks=1 if spec.scope == "per-attribute" else len(attribute_blocks),
+                columns=list(head.columns), encode=encoding.encode)
             state.check()
             if folder is not None:
                 folder.commit()
@@ -269,6 +281,7 @@ def anonymize_blocked(source, roles: RoleSpec, method: str = "mdav", *,
         guarantee=spec.guarantee, masked=masked,
         output=str(folder.target) if folder is not None else None,
         output_format=fmt, block_size=block_size, scheduler=scheduler or address,
+        warnings=found,
         local_cluster=scheduler is None, seconds=time.perf_counter() - started)
 
 

@@ -53,6 +53,8 @@ class BlockedResult:
         The scheduler's address; ``local_cluster`` tells whether it was started for
         this run.
     seconds : float
+    warnings : tuple of ReleaseWarning
+        What should be read before publishing the release (:mod:`core.cluster.findings`).
     """
 
     method: str
@@ -77,6 +79,7 @@ class BlockedResult:
     scheduler: str = ""
     local_cluster: bool = True
     seconds: float = 0.0
+    warnings: tuple = ()
 
     @classmethod
     def from_figures(cls, *, figures: list[dict], sse: float, sst: float,
@@ -129,4 +132,5 @@ class BlockedResult:
             "output": self.output, "output_format": self.output_format,
             "scheduler": self.scheduler, "local_cluster": self.local_cluster,
             "seconds": self.seconds,
+            "warnings": [{"kind": w.kind, "message": w.message} for w in self.warnings],
         }

@@ -15,6 +15,7 @@ only merge two classes: the counts are exact in practice.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -22,24 +23,36 @@ import pandas as pd
 from core.data.roles import RoleSpec
 from core.verify.kanonymity import Verification
 
-__all__ = ["verify_blocked", "class_statistics", "fingerprint"]
+__all__ = ["ClassFigures", "verify_blocked", "class_statistics", "fingerprint"]
 
 _KEYS = ("microagg-class-a", "microagg-class-b")  # 16 bytes, as pandas needs
 
 
-def class_statistics(frame, columns: Sequence[str], k: int) -> tuple[int, int, int, int]:
-    """(smallest class, number of classes, classes below k, records) of the Dask frame
-    ``frame`` over ``columns`` (module notes)."""
+class ClassFigures(NamedTuple):
+    """The classes of a release over some columns, counted (:func:`class_statistics`)."""
+
+    smallest: int
+    classes: int
+    below: int  # classes of fewer than k records
+    rows: int
+    largest: int
+    alone: int  # records alone in their class
+
+
+def class_statistics(frame, columns: Sequence[str], k: int) -> ClassFigures:
+    """The :class:`ClassFigures` of the Dask frame ``frame`` over ``columns`` (module
+    notes): a class is in one partition after the shuffle, so the largest of the
+    partitions' largest classes is the largest."""
     columns = list(columns)
     fingerprints = frame[columns].map_partitions(
         fingerprint, meta=pd.DataFrame({"h1": pd.Series(dtype="uint64"),
                                         "h2": pd.Series(dtype="uint64")}))
-    meta = pd.DataFrame({name: pd.Series(dtype="int64")
-                         for name in ("smallest", "classes", "below", "rows")})
+    meta = pd.DataFrame({name: pd.Series(dtype="int64") for name in ClassFigures._fields})
     shuffled = fingerprints.shuffle(on="h1", npartitions=max(1, frame.npartitions))
     figures = shuffled.map_partitions(_count, k, meta=meta).compute()
-    return (int(figures["smallest"].min()), int(figures["classes"].sum()),
-            int(figures["below"].sum()), int(figures["rows"].sum()))
+    return ClassFigures(int(figures["smallest"].min()), int(figures["classes"].sum()),
+                        int(figures["below"].sum()), int(figures["rows"].sum()),
+                        int(figures["largest"].max()), int(figures["alone"].sum()))
 
 
 def fingerprint(part: pd.DataFrame) -> pd.DataFrame:
@@ -58,12 +71,16 @@ def _count(part: pd.DataFrame, k: int) -> pd.DataFrame:
     sizes = np.diff(np.r_[starts, h1.size])
     return pd.DataFrame({"smallest": [int(sizes.min()) if sizes.size else 1 << 62],
                          "classes": [int(sizes.size)], "below": [int((sizes < k).sum())],
-                         "rows": [int(h1.size)]})
+                         "rows": [int(h1.size)],
+                         "largest": [int(sizes.max()) if sizes.size else 0],
+                         "alone": [int((sizes == 1).sum())]})
 
 
 def verify_blocked(frame, roles: RoleSpec, k: int, *, blocks, n_records: int,
-                   il: float) -> Verification:
-    """Check that the released Dask frame ``frame`` is k-anonymous over the whole table.
+                   il: float) -> tuple[Verification, ClassFigures]:
+    """Check that the released Dask frame ``frame`` is k-anonymous over the whole table;
+    the verification, and the :class:`ClassFigures` of all the quasi-identifiers (and
+    strata) together.
 
     Parameters
     ----------
@@ -84,19 +101,19 @@ def verify_blocked(frame, roles: RoleSpec, k: int, *, blocks, n_records: int,
     left_in = [c for c in roles.identifiers if c in frame.columns]
     for column in left_in:
         notes.append(f"Identifier column '{column}' is still in the masked table.")
-    smallest_by_block, n_classes, whole_smallest, n_released = [], 0, 0, 0
+    smallest_by_block, whole = [], None
     for number, block in enumerate(blocks, start=1):
         # The records are counted in the same pass as the classes (no pass of their own).
-        smallest, n_classes, below, n_released = class_statistics(
-            frame, list(block) + strata, k)
+        whole = class_statistics(frame, list(block) + strata, k)
+        smallest, below, n_released = whole.smallest, whole.below, whole.rows
         smallest_by_block.append(smallest)
-        whole_smallest = smallest
         if below:
             where = f" in block {number} ({', '.join(block)})" if len(blocks) > 1 else ""
             notes.insert(0, f"{below} equivalence class(es){where} have fewer than "
                             f"k = {k} records; the smallest has {smallest}.")
     if len(blocks) > 1:
-        whole_smallest, n_classes, _, _ = class_statistics(frame, qi + strata, k)
+        whole = class_statistics(frame, qi + strata, k)
+    n_classes = whole.classes
     if n_released != n_records:
         notes.append(f"The release has {n_released:,} records but the original has "
                      f"{n_records:,}.")
@@ -107,4 +124,4 @@ def verify_blocked(frame, roles: RoleSpec, k: int, *, blocks, n_records: int,
         passed=smallest >= k and not left_in and n_released == n_records,
         notes=tuple(notes), blocks=tuple(tuple(b) for b in blocks),
         smallest_by_block=tuple(smallest_by_block),
-        smallest_whole_table=int(whole_smallest))
+        smallest_whole_table=int(whole.smallest)), whole

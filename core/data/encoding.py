@@ -374,9 +374,7 @@ def encode(table: pd.DataFrame, roles: RoleSpec, *, strict: bool = True,
         attributes.append(AttributeCoding(column, level, slice(start, start + width),
                                           categories=categories, scale=scale))
         start += width
-    taken = {*roles.identifiers, *roles.quasi_identifiers, *roles.strata}
-    check_run_memory(attributes, n, start, *run,
-                     kept=sum(column not in taken for column in table.columns))
+    check_run_memory(attributes, n, start, *run, kept=len(roles.kept(table.columns)))
     if len(numeric) == len(qi):
         X = Z
     else:

@@ -172,6 +172,13 @@ class RoleSpec:
             orders={c: v for c, v in (orders or {}).items() if c in qi},
         )
 
+    def kept(self, columns) -> list[str]:
+        """Those of ``columns`` released as they are: neither identifiers, quasi-
+        identifiers nor strata (the confidential and non-confidential columns, and any
+        without a role)."""
+        taken = {*self.identifiers, *self.quasi_identifiers, *self.strata}
+        return [c for c in columns if c not in taken]
+
     def as_mapping(self) -> dict[str, Role]:
         mapping: dict[str, Role] = {}
         for role, columns in self._lists():

@@ -73,9 +73,7 @@ def rank_columns(table: pd.DataFrame, roles: RoleSpec, *, noise: bool = False) -
     """The columns whose ranks the check may read: those that may be released as they
     are (none when there is no such column), then the quasi-identifiers. With
     ``noise``, the confidential columns get noise and are not released as they are."""
-    taken = {*roles.identifiers, *roles.quasi_identifiers, *roles.strata,
-             *(roles.confidential if noise else ())}
-    kept = [c for c in table.columns if c not in taken]
+    kept = [c for c in roles.kept(table.columns) if not (noise and c in roles.confidential)]
     return [*kept, *roles.quasi_identifiers] if kept else []
 
 
@@ -155,8 +153,7 @@ def following_columns(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSp
     between them.
     """
     said = {(r.column, r.quasi_identifier) for r in relations}
-    taken = {*roles.identifiers, *roles.quasi_identifiers, *roles.strata}
-    kept = [c for c in table.columns if c not in taken and c in released.columns]
+    kept = [c for c in roles.kept(table.columns) if c in released.columns]
     masked = [q for q in roles.quasi_identifiers if q in released.columns
               and not unchanged(q)]
     if not kept or not masked or not len(classes):

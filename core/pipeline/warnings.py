@@ -65,7 +65,8 @@ from core.pipeline.relations import (BANDED, MONOTONE, ColumnRelation, codes_of,
                                       column_relations)
 from core.verify.rows import frame_classes
 
-__all__ = ["ColumnRelation", "ReleaseWarning", "column_relations", "release_warnings",
+__all__ = ["ColumnRelation", "ReleaseWarning", "class_warnings", "column_relations",
+           "release_warnings",
            "unmasked_missing_warning", "DOMINANT_SHARE", "HIGH_IL", "LOW_K_PRIME",
            "UNIQUE_SHARE"]
 
@@ -108,8 +109,38 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
     thread; ``state`` (a TaskState) is checked between them.
     """
     n = len(table)
+    found = class_warnings(n, int(group_sizes.max()) if len(group_sizes) else 0, il=il,
+                           k_prime=k_prime, unique_records=unique_records,
+                           record_level=record_level, blocks=blocks)
+    for column in constant:
+        found.append(ReleaseWarning(
+            "constant-quasi-identifier",
+            f"Quasi-identifier '{column}' has one value for every record: it carries no "
+            "information and is released as it is."))
+    if relations is None:
+        relations = column_relations(table, roles)
+    if classes is None:
+        keys = [*roles.quasi_identifiers, *roles.strata]
+        classes = (frame_classes(released, keys).inverse if keys
+                   else np.zeros(len(released), dtype=np.int64))
+    unchanged = _Unchanged(table, released)
+    found += _revealing_columns(released, relations, classes, unchanged)
+    for follows in following_columns(
+            table, released, roles, relations, classes, unchanged,
+            ranks=ranks if ranks is not None else OriginalRanks(table, (), encoding=encoding),
+            executor=executor, state=state):
+        found.append(_follows_warning(follows))
+    return tuple(found)
+
+
+def class_warnings(n: int, largest: int, *, il: float, k_prime: float,
+                   unique_records: int, record_level: bool,
+                   blocks: int = 1) -> list[ReleaseWarning]:
+    """The warnings a release's class figures give alone (a dominant group, a high
+    information loss, unique records without a guarantee or across attribute blocks):
+    ``n`` records, the ``largest`` class, the figures of :func:`release_warnings`. A
+    blocked run of a table read in parts has these figures and not the table."""
     found: list[ReleaseWarning] = []
-    largest = int(group_sizes.max()) if len(group_sizes) else 0
     if n and largest > DOMINANT_SHARE * n:
         found.append(ReleaseWarning(
             "dominant-group",
@@ -136,25 +167,7 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
             f"({100 * unique_records / n:.1f} %) are alone in their class (k′ = "
             f"{k_prime:.2f}). An intruder who knows attributes of two blocks can single "
             "them out; use one block unless no one can know them together."))
-    for column in constant:
-        found.append(ReleaseWarning(
-            "constant-quasi-identifier",
-            f"Quasi-identifier '{column}' has one value for every record: it carries no "
-            "information and is released as it is."))
-    if relations is None:
-        relations = column_relations(table, roles)
-    if classes is None:
-        keys = [*roles.quasi_identifiers, *roles.strata]
-        classes = (frame_classes(released, keys).inverse if keys
-                   else np.zeros(len(released), dtype=np.int64))
-    unchanged = _Unchanged(table, released)
-    found += _revealing_columns(released, relations, classes, unchanged)
-    for follows in following_columns(
-            table, released, roles, relations, classes, unchanged,
-            ranks=ranks if ranks is not None else OriginalRanks(table, (), encoding=encoding),
-            executor=executor, state=state):
-        found.append(_follows_warning(follows))
-    return tuple(found)
+    return found
 
 
 def unmasked_missing_warning(n_records: int, flag: str) -> ReleaseWarning:
@@ -174,10 +187,29 @@ class _Unchanged:
 
     def __call__(self, column: str) -> bool:
         if column not in self._found:
-            self._found[column] = column in self._released.columns and self._table[
-                column].reset_index(drop=True).equals(
-                    self._released[column].reset_index(drop=True))
+            self._found[column] = column in self._released.columns and same_values(
+                self._table[column], self._released[column])
         return self._found[column]
+
+
+def same_values(a: pd.Series, b: pd.Series) -> bool:
+    """Whether two columns hold the same values in the same rows, whatever their types:
+    a release read back from CSV parts (a blocked run's) has its whole numbers as
+    floats and its text as strings, and still releases the column as it is."""
+    a, b = a.reset_index(drop=True), b.reset_index(drop=True)
+    if a.equals(b):
+        return True
+    if len(a) != len(b) or not (a.isna().to_numpy() == b.isna().to_numpy()).all():
+        return False
+    numeric = [pd.api.types.is_numeric_dtype(x) and not pd.api.types.is_bool_dtype(x)
+               for x in (a, b)]
+    if all(numeric):
+        return bool(np.array_equal(a.to_numpy(np.float64, na_value=np.nan),
+                                   b.to_numpy(np.float64, na_value=np.nan), equal_nan=True))
+    if any(numeric):
+        return False
+    present = a.notna().to_numpy()
+    return bool((a[present].astype(str).to_numpy() == b[present].astype(str).to_numpy()).all())
 
 
 def _revealing_columns(released: pd.DataFrame, relations, classes: np.ndarray,
