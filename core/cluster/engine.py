@@ -265,7 +265,7 @@ def anonymize_blocked(source, roles: RoleSpec, method: str = "mdav", *,
                 masked if masked is not None else written, roles, il=il, whole=whole,
                 record_level=spec.guarantee.record_level,
                 blocks=1 if spec.scope == "per-attribute" else len(attribute_blocks),
-                columns=list(head.columns), encode=encoding.encode)
+                columns=list(head.columns), encode=encoding.encode, state=state)
             state.check()
             if folder is not None:
                 folder.commit()

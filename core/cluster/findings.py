@@ -32,7 +32,7 @@ __all__ = ["blocked_warnings"]
 
 def blocked_warnings(original: pd.DataFrame | None, released, roles: RoleSpec, *,
                      il: float, whole: ClassFigures, record_level: bool, blocks: int,
-                     columns, encode=None) -> tuple[ReleaseWarning, ...]:
+                     columns, encode=None, state=None) -> tuple[ReleaseWarning, ...]:
     """The warnings on a blocked run's release (module notes).
 
     ``original`` is the table when it is held in memory (None when it was read in
@@ -40,7 +40,7 @@ def blocked_warnings(original: pd.DataFrame | None, released, roles: RoleSpec, *
     DataFrame; ``whole`` the global verification's class figures over every
     quasi-identifier (and stratum); ``columns`` the table's columns; ``encode`` makes
     the original's :class:`~core.data.encoding.Encoding` (an ordinal quasi-identifier
-    is ranked by its order).
+    is ranked by its order); ``state`` (a TaskState) is checked between the checks.
     """
     n = whole.rows
     if original is not None:
@@ -53,7 +53,7 @@ def blocked_warnings(original: pd.DataFrame | None, released, roles: RoleSpec, *
             table, masked, roles, group_sizes=classes.counts, il=il,
             k_prime=len(masked) / max(1, classes.n_classes),
             unique_records=int((classes.counts == 1).sum()), record_level=record_level,
-            blocks=blocks, classes=classes.inverse,
+            blocks=blocks, classes=classes.inverse, state=state,
             encoding=encode(table) if encode is not None else None)
     found = class_warnings(n, whole.largest, il=il, k_prime=n / max(1, whole.classes),
                            unique_records=whole.alone, record_level=record_level,
