@@ -257,7 +257,8 @@ def what_will_happen(spec: Method, values: Mapping[str, Any], *, n_records: int 
                                      len(qis) if attributes is None else attributes))
     if text:
         lines.append(text)
-    kept = len(roles.confidential) + len(roles.non_confidential) if roles is not None else 0
+    kept = (len(roles.kept((*roles.confidential, *roles.non_confidential)))
+            if roles is not None else 0)  # as the run counts them (a stratum is not kept)
     memory = memory_text(n_records, len(qis) if attributes is None else attributes,
                          spec.name, values.get("refine"), values.get("base"), block_size,
                          kept)

@@ -451,3 +451,18 @@ def test_export_progress_by_block_and_a_cancel_leaves_no_file(tmp_path, monkeypa
         write_table(tmp_path / f"c{suffix}", frame, extra_sheets=[("summary", summary)],
                     state=state)
     assert [p.name for p in tmp_path.iterdir()] == [f"p{suffix}"]  # nothing partial
+
+
+def test_the_method_tab_counts_the_kept_columns_as_the_run_does(monkeypatch):
+    """A stratum is released as it is but is not a kept column to the warnings' checks
+    (nor to the run's model): the window's role list has it non-confidential."""
+    import microagg_desktop.wizard_state as wizard_state
+    from core.methods.registry import get_method
+
+    seen = []
+    monkeypatch.setattr(wizard_state, "memory_text", lambda *a: seen.append(a[-1]) or "")
+    roles = RoleSpec.from_mapping({"a": "quasi-identifier", "c": "confidential",
+                                   "region": "non-confidential", "d": "non-confidential"},
+                                  strata=("region",))
+    wizard_state.what_will_happen(get_method("mdav"), {"k": 5}, n_records=100, roles=roles)
+    assert seen == [2] == [len(roles.kept(["a", "c", "region", "d"]))]

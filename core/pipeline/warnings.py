@@ -254,8 +254,8 @@ def _follows_warning(follows: Follows) -> ReleaseWarning:
         first, second = (f"'{c}'" for c in follows.columns)
         return ReleaseWarning(
             "kept-column-follows",
-            f"Columns {first} and {second}, released as they are, together nearly follow "
-            f"quasi-identifier {known} (as {kept}): within the released classes, "
+            f"Columns {first} and {second}, released as they are, nearly follow "
+            f"quasi-identifier {known} together, as {kept}: within the released classes, "
             f"whoever knows a record's original {known} picks it out by {kept} {share}. "
             f"Make {first} and {second} quasi-identifiers too, or leave one of them out.")
     column = follows.columns[0]
