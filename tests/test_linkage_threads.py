@@ -89,7 +89,9 @@ def test_a_cancel_stops_both_threads(two_threads):
     with pytest.raises(Cancelled):
         record_linkage(Z, M, state=state)
     assert not [t for t in threading.enumerate() if t.name == "microagg-linkage"]
-    assert len(two_threads) < 200  # stopped long before the 20,000 queries
+    # Stopped long before the 20,000 queries: a tenth of them at most (534 stretches
+    # were linked before the helper saw the cancel on a machine busy with other work).
+    assert len(two_threads) < 2_000
 
 
 def test_an_error_on_the_helper_reaches_the_caller(two_threads, monkeypatch):
