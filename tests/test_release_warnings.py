@@ -529,3 +529,53 @@ def test_a_column_read_back_with_other_types_is_still_the_column_released_as_it_
     assert not same_values(text, pd.Series(["a", "b", None, "d"], dtype="string"))
     assert not same_values(whole, whole.astype(str))
     assert same_values(pd.Series([1.0, np.nan]), pd.Series([1.0, np.nan], index=[5, 6]))
+
+
+def _identifies(result) -> list[str]:
+    return [w.message for w in result.warnings if w.kind == "kept-column-identifies"]
+
+
+def test_a_record_number_released_as_it_is_is_said():
+    """The sample's person numbers, or a serial, given a kept role by mistake: the
+    verifier passes (they are not quasi-identifiers), and the warning says they tell
+    every record apart."""
+    from core.io import read_table
+    from tests.conftest import REPO
+
+    survey = read_table(REPO / "resources" / "sample_survey.csv")
+    qis = ("age", "years_education", "income", "hours_worked")
+    result = anonymize(survey, RoleSpec(quasi_identifiers=qis,
+                                        non_confidential=("person_id",)), "mdav", k=5)
+    assert result.passed
+    assert _identifies(result) == [
+        "Column 'person_id', released as it is, has a different value for each of the 600 "
+        "records, like a record or case number: read beside the release it tells every "
+        "record apart, and wherever else the number is kept it links the record there. "
+        "Give it the identifier role (it is then left out of the release), or leave it out."]
+    table = survey.drop(columns=["person_id"]).assign(
+        serial=np.arange(len(survey)) + 1000,
+        spread=np.random.default_rng(0).choice(10**6, len(survey), replace=False))
+    table.loc[3, "serial"] = np.nan  # a gap: 599 of 600 still have one, all different
+    result = anonymize(table, RoleSpec(quasi_identifiers=qis,
+                                       confidential=("spread", "health_spending")), k=5)
+    (said,) = _identifies(result)
+    assert said.startswith("Column 'serial', released as it is, has a different value for "
+                           "each of the 599 records that have one")
+
+
+def test_measured_values_all_different_are_not_said_to_identify():
+    """Decimals, whole numbers spread wide, a column with two equal values, dates, and
+    a table too small to tell."""
+    rng = np.random.default_rng(1)
+    n = 200
+    base = pd.DataFrame({"q": rng.normal(size=n), "r": rng.normal(size=n)})
+    kept = base.assign(decimals=rng.normal(size=n),
+                       wide=rng.choice(10**6, n, replace=False),
+                       twice=np.r_[np.arange(n - 1), 0],
+                       when=pd.date_range("2020-01-01", periods=n))
+    roles = RoleSpec(quasi_identifiers=("q", "r"),
+                     non_confidential=("decimals", "wide", "twice", "when"))
+    assert _identifies(anonymize(kept, roles, k=5)) == []
+    small = base.iloc[:9].assign(code=[f"c{i}" for i in range(9)])
+    assert _identifies(anonymize(small, RoleSpec(quasi_identifiers=("q", "r"),
+                                                 non_confidential=("code",)), k=3)) == []

@@ -26,6 +26,14 @@ unique records across attribute blocks
     sample with the blocks (age, years_education; income, hours_worked,
     household_size) verifies at k = 3 and leaves 97 % of the records unique: linked by
     an intruder who knows attributes of both blocks (DLD 97 %).
+a kept column that tells every record apart
+    A column released as it is whose values are all different (at least
+    ``MIN_RECORDS_APART`` records, a value in 99 % of them at least), of text or of
+    whole numbers within a range at most twice the records (a record or case number,
+    a serial): read beside the release it singles out every record, and a number kept
+    elsewhere too links each record to it. The Roles tab suggests such a column as an
+    identifier; this says it again when it was released anyway. Measured decimals, and
+    whole numbers spread wide (incomes in a small table), are not said.
 a kept column that reveals a quasi-identifier
     A column released as it is (confidential or non-confidential, and unchanged: a
     column with noise or released as buckets does not count) that is a coding of a
@@ -124,6 +132,7 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
         classes = (frame_classes(released, keys).inverse if keys
                    else np.zeros(len(released), dtype=np.int64))
     unchanged = _Unchanged(table, released)
+    found += _identifying_columns(released, roles, unchanged)
     found += _revealing_columns(released, relations, classes, unchanged)
     for follows in following_columns(
             table, released, roles, relations, classes, unchanged,
@@ -210,6 +219,48 @@ def same_values(a: pd.Series, b: pd.Series) -> bool:
         return False
     present = a.notna().to_numpy()
     return bool((a[present].astype(str).to_numpy() == b[present].astype(str).to_numpy()).all())
+
+
+MIN_RECORDS_APART = 10
+
+
+def _identifying_columns(released: pd.DataFrame, roles: RoleSpec,
+                         kept: _Unchanged) -> list[ReleaseWarning]:
+    """The columns released as they are that tell every record apart (module notes)."""
+    n = len(released)
+    found = []
+    for column in roles.kept(released.columns):
+        series = released[column]
+        if n < MIN_RECORDS_APART or not _looks_like_a_number_of_records(series):
+            continue
+        present = series.dropna()
+        if len(present) < 0.99 * n or not present.iloc[:1000].is_unique or (
+                not present.is_unique) or not kept(column):
+            continue
+        found.append(ReleaseWarning(
+            "kept-column-identifies",
+            f"Column '{column}', released as it is, has a different value for each of the "
+            + (f"{n:,} records" if len(present) == n else
+               f"{len(present):,} records that have one")
+            + ", like a record or case number: read "
+            "beside the release it tells every record apart, and wherever else the "
+            "number is kept it links the record there. Give it the identifier role (it "
+            "is then left out of the release), or leave it out."))
+    return found
+
+
+def _looks_like_a_number_of_records(series: pd.Series) -> bool:
+    """Text, or whole numbers within a range at most twice the records (module notes)."""
+    if pd.api.types.is_bool_dtype(series) or pd.api.types.is_datetime64_any_dtype(
+            series) or pd.api.types.is_timedelta64_dtype(series):
+        return False
+    if not pd.api.types.is_numeric_dtype(series):
+        return True
+    values = series.to_numpy(np.float64, na_value=np.nan)
+    values = values[~np.isnan(values)]
+    if not len(values) or not (np.isfinite(values).all() and (values == np.round(values)).all()):
+        return False
+    return float(values.max() - values.min()) + 1 <= 2 * len(series)
 
 
 def _revealing_columns(released: pd.DataFrame, relations, classes: np.ndarray,
