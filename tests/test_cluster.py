@@ -427,3 +427,12 @@ def test_a_blocked_release_read_in_parts_says_its_kept_columns_were_not_checked(
                                scheduler=scheduler, block_size=1000, output=tmp_path / "o2")
     assert [w.kind for w in result.warnings][:2] == ["dominant-group", "high-information-loss"]
     assert result.warnings[0].message.startswith("One class holds 600 of the 600 records")
+
+
+def test_a_constant_quasi_identifier_is_said_on_a_blocked_run_as_on_this_computer(scheduler):
+    table = records(400, seed=5).drop(columns=["rec", "income"]).assign(c=1.0)
+    roles = RoleSpec(quasi_identifiers=(*QI, "c"))
+    local = [w.kind for w in anonymize(table, roles, k=3).warnings]
+    blocked = [w.kind for w in anonymize_blocked(table, roles, k=3, scheduler=scheduler,
+                                                 block_size=200).warnings]
+    assert "constant-quasi-identifier" in local and blocked == local

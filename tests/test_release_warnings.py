@@ -517,7 +517,7 @@ def test_run_finds_the_relations_once_on_the_records_it_masks(monkeypatch):
 
 def test_a_column_read_back_with_other_types_is_still_the_column_released_as_it_is():
     """Whole numbers back as floats and text back as strings (CSV parts of a blocked
-    run) are the same values; a changed value, a moved gap or numbers against text are
+    run) are the same values; a changed value, a moved gap or numbers against words are
     not."""
     from core.pipeline.warnings import same_values
 
@@ -527,7 +527,8 @@ def test_a_column_read_back_with_other_types_is_still_the_column_released_as_it_
     assert same_values(text, text.astype("string"))
     assert not same_values(whole, pd.Series([1.0, 2.0, 3.0, 40.5]))
     assert not same_values(text, pd.Series(["a", "b", None, "d"], dtype="string"))
-    assert not same_values(whole, whole.astype(str))
+    assert same_values(whole, whole.astype(str))  # digits as text: the same numbers
+    assert not same_values(whole, pd.Series(["1", "2", "3", "forty"]))
     assert same_values(pd.Series([1.0, np.nan]), pd.Series([1.0, np.nan], index=[5, 6]))
 
 
@@ -576,6 +577,33 @@ def test_measured_values_all_different_are_not_said_to_identify():
     roles = RoleSpec(quasi_identifiers=("q", "r"),
                      non_confidential=("decimals", "wide", "twice", "when"))
     assert _identifies(anonymize(kept, roles, k=5)) == []
-    small = base.iloc[:9].assign(code=[f"c{i}" for i in range(9)])
+    small = base.iloc[:49].assign(code=[f"c{i}" for i in range(49)])
     assert _identifies(anonymize(small, RoleSpec(quasi_identifiers=("q", "r"),
                                                  non_confidential=("code",)), k=3)) == []
+
+
+def test_same_values_across_types_and_beyond_two_to_the_53():
+    """A category or object column of whole numbers back as floats, a household number
+    beyond 2**53 back as text: the same values; integers beyond 2**53 that differ by
+    one are not."""
+    from core.pipeline.warnings import same_values
+
+    ints = pd.Series([3, 1, 2, 3])
+    assert same_values(ints.astype("category"), ints.astype(float))
+    assert same_values(ints.astype(object), ints.astype(float))
+    big = pd.Series([2**53, 2**60], dtype="int64")
+    assert same_values(big, big.astype(str).astype(object))
+    assert not same_values(big, pd.Series([2**53 + 1, 2**60 + 1], dtype="int64"))
+
+
+def test_numbers_stored_as_text_or_categories_are_judged_as_numbers():
+    """An object column of decimals or of widely spread whole numbers is no record
+    number; a column of dates read back as text is judged on the original's dates."""
+    from core.pipeline.warnings import _looks_like_a_number_of_records
+
+    rng = np.random.default_rng(2)
+    assert not _looks_like_a_number_of_records(pd.Series(rng.normal(size=600), dtype=object))
+    assert not _looks_like_a_number_of_records(
+        pd.Series(rng.choice(10**6, 600, replace=False)).astype("category"))
+    assert _looks_like_a_number_of_records(pd.Series(np.arange(600) + 7, dtype=object))
+    assert _looks_like_a_number_of_records(pd.Series([f"P{i}" for i in range(600)]))

@@ -49,12 +49,13 @@ def blocked_warnings(original: pd.DataFrame | None, released, roles: RoleSpec, *
                   released.compute()).reset_index(drop=True)
         keys = [*roles.quasi_identifiers, *roles.strata]
         classes = frame_classes(masked, keys)
+        encoding = encode(table) if encode is not None else None
         return release_warnings(
             table, masked, roles, group_sizes=classes.counts, il=il,
             k_prime=len(masked) / max(1, classes.n_classes),
             unique_records=int((classes.counts == 1).sum()), record_level=record_level,
-            blocks=blocks, classes=classes.inverse, state=state,
-            encoding=encode(table) if encode is not None else None)
+            constant=encoding.constant if encoding is not None else (),
+            blocks=blocks, classes=classes.inverse, state=state, encoding=encoding)
     found = class_warnings(n, whole.largest, il=il, k_prime=n / max(1, whole.classes),
                            unique_records=whole.alone, record_level=record_level,
                            blocks=blocks)

@@ -28,7 +28,8 @@ unique records across attribute blocks
     an intruder who knows attributes of both blocks (DLD 97 %).
 a kept column that tells every record apart
     A column released as it is whose values are all different (at least
-    ``MIN_RECORDS_APART`` records, a value in 99 % of them at least), of text or of
+    ``MIN_RECORDS_APART`` records: in a smaller table whole numbers of a short range are
+    all different by chance, a value in 99 % of them at least), of text or of
     whole numbers within a range at most twice the records (a record or case number,
     a serial): read beside the release it singles out every record, and a number kept
     elsewhere too links each record to it. The Roles tab suggests such a column as an
@@ -132,7 +133,7 @@ def release_warnings(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpe
         classes = (frame_classes(released, keys).inverse if keys
                    else np.zeros(len(released), dtype=np.int64))
     unchanged = _Unchanged(table, released)
-    found += _identifying_columns(released, roles, unchanged)
+    found += _identifying_columns(table, released, roles, unchanged)
     found += _revealing_columns(released, relations, classes, unchanged)
     for follows in following_columns(
             table, released, roles, relations, classes, unchanged,
@@ -210,27 +211,49 @@ def same_values(a: pd.Series, b: pd.Series) -> bool:
         return True
     if len(a) != len(b) or not (a.isna().to_numpy() == b.isna().to_numpy()).all():
         return False
-    numeric = [pd.api.types.is_numeric_dtype(x) and not pd.api.types.is_bool_dtype(x)
-               for x in (a, b)]
-    if all(numeric):
-        return bool(np.array_equal(a.to_numpy(np.float64, na_value=np.nan),
-                                   b.to_numpy(np.float64, na_value=np.nan), equal_nan=True))
-    if any(numeric):
+    present = ~a.isna().to_numpy()
+    a, b = a[present], b[present]
+    numbers = [_as_numbers(x) for x in (a, b)]
+    if all(x is not None for x in numbers):  # integers compared as integers: exact
+        x, y = numbers
+        if x.dtype.kind == y.dtype.kind == "i":
+            return bool(np.array_equal(x, y))
+        return bool(np.array_equal(x.astype(np.float64), y.astype(np.float64)))
+    if any(x is not None for x in numbers) and not all(
+            isinstance(x.dtype, pd.CategoricalDtype) or x.dtype == object for x in (a, b)):
         return False
-    present = a.notna().to_numpy()
-    return bool((a[present].astype(str).to_numpy() == b[present].astype(str).to_numpy()).all())
+    return bool((a.astype(str).to_numpy() == b.astype(str).to_numpy()).all())
 
 
-MIN_RECORDS_APART = 10
+def _as_numbers(series: pd.Series) -> np.ndarray | None:
+    """The present values of ``series`` as numbers (int64 where they are whole numbers
+    of an integer column, or text of digits), None where they are not all numbers."""
+    if pd.api.types.is_bool_dtype(series) or pd.api.types.is_datetime64_any_dtype(series):
+        return None
+    if pd.api.types.is_integer_dtype(series):
+        return series.to_numpy(np.int64)
+    if pd.api.types.is_numeric_dtype(series):
+        return series.to_numpy(np.float64)
+    values = pd.to_numeric(series.astype(object), errors="coerce")
+    if values.isna().any():
+        return None
+    return values.to_numpy()
 
 
-def _identifying_columns(released: pd.DataFrame, roles: RoleSpec,
+MIN_RECORDS_APART = 50
+
+
+def _identifying_columns(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpec,
                          kept: _Unchanged) -> list[ReleaseWarning]:
-    """The columns released as they are that tell every record apart (module notes)."""
+    """The columns released as they are that tell every record apart (module notes),
+    judged on the original's column (the release's holds the same values, perhaps as
+    other types: dates read back as text)."""
     n = len(released)
     found = []
     for column in roles.kept(released.columns):
-        series = released[column]
+        if column not in table.columns:
+            continue
+        series = table[column]
         if n < MIN_RECORDS_APART or not _looks_like_a_number_of_records(series):
             continue
         present = series.dropna()
@@ -254,8 +277,11 @@ def _looks_like_a_number_of_records(series: pd.Series) -> bool:
     if pd.api.types.is_bool_dtype(series) or pd.api.types.is_datetime64_any_dtype(
             series) or pd.api.types.is_timedelta64_dtype(series):
         return False
-    if not pd.api.types.is_numeric_dtype(series):
-        return True
+    if not pd.api.types.is_numeric_dtype(series):  # text, unless every value is a number
+        numbers = _as_numbers(series.dropna())
+        if numbers is None:
+            return True
+        series = pd.Series(numbers)
     values = series.to_numpy(np.float64, na_value=np.nan)
     values = values[~np.isnan(values)]
     if not len(values) or not (np.isfinite(values).all() and (values == np.round(values)).all()):
