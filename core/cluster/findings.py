@@ -13,9 +13,9 @@ in parts
     alone run (a dominant group, a high information loss, unique records across
     attribute blocks; :func:`core.pipeline.warnings.class_warnings`, from the global
     verification's counts), and the columns released as they are get a warning of
-    their own, ``kept-columns-not-checked``: whether one reveals or follows a
-    quasi-identifier is looked for on a table held whole, and was not, so the release
-    board is told to check them before publishing.
+    their own, ``kept-columns-not-checked``: whether one is a record number, or reveals
+    or follows a quasi-identifier, is looked for on a table held whole, and was not, so
+    the release board is told to check them before publishing.
 """
 
 from __future__ import annotations
@@ -65,9 +65,9 @@ def blocked_warnings(original: pd.DataFrame | None, released, roles: RoleSpec, *
             f" and {len(kept) - 4:,} more" if len(kept) > 4 else "")
         found.append(ReleaseWarning(
             "kept-columns-not-checked",
-            f"The columns released as they are ({named}) were not checked against the "
-            "quasi-identifiers: the table was read in parts and never held whole. Before "
-            "publishing, check that none of them gives a quasi-identifier away (a coding "
+            f"The columns released as they are ({named}) were not checked: the table was "
+            "read in parts and never held whole. Before publishing, check that none of "
+            "them is a record or case number or gives a quasi-identifier away (a coding "
             "of it, a copy with noise, a total of two): run the local engine on a sample "
             "of the records, which checks them, or make them quasi-identifiers too."))
     return tuple(found)
