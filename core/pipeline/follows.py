@@ -78,17 +78,23 @@ def rank_columns(table: pd.DataFrame, roles: RoleSpec, *, noise: bool = False) -
     return [*kept, *roles.quasi_identifiers] if kept else []
 
 
-def _column_ranks(table: pd.DataFrame, column: str,
-                  encoding: Encoding | None) -> tracks.Ranks | None:
-    """``column``'s ranks in ``table``: an ordinal quasi-identifier's by its categories'
-    order (``encoding``'s codes), any other column's by its numbers; None where it
-    holds no numbers."""
+def _column_ranks(table: pd.DataFrame, column: str, encoding: Encoding | None
+                  ) -> tuple[np.ndarray | None, tracks.Ranks | None]:
+    """``column``'s numbers for the functions of two (:meth:`OriginalRanks.numbers`)
+    and its ranks in ``table``: a quasi-identifier's values as ``encoding`` measures
+    them (an ordinal one ranked by its categories' order and no numbers, a nominal one
+    no numbers), any other column's numbers (text read once); None where it holds no
+    numbers."""
     if encoding is not None and column in encoding.names:
-        attribute = encoding.attribute(column)
-        if attribute.level is Level.ORDINAL:
-            return tracks.Ranks(encoding.values[:, encoding.names.index(column)])
+        level = encoding.attribute(column).level
+        values = encoding.values[:, encoding.names.index(column)]
+        if level is Level.ORDINAL:
+            return None, tracks.Ranks(values)
+        values = values if level is Level.NUMERIC else None
+        read = numbers(table[column].reset_index(drop=True))
+        return values, None if read is None else tracks.Ranks(read)
     values = numbers(table[column].reset_index(drop=True))
-    return None if values is None else tracks.Ranks(values)
+    return values, None if values is None else tracks.Ranks(values)
 
 
 class OriginalRanks:
@@ -103,8 +109,7 @@ class OriginalRanks:
         self._table, self._encoding = table, encoding
         self._works = ({c: Work(executor, _column_ranks, table, c, encoding)
                         for c in columns} if executor is not None else {})
-        self._made: dict[str, tracks.Ranks | None] = {}
-        self._numbers: dict[str, np.ndarray | None] = {}
+        self._made: dict[str, tuple[np.ndarray | None, tracks.Ranks | None]] = {}
 
     def make(self, columns, state=None) -> None:
         """Make ``columns``' ranks now, the last first: a helper that has not reached
@@ -115,19 +120,15 @@ class OriginalRanks:
             self(column, state)
 
     def numbers(self, column: str) -> np.ndarray | None:
-        """A numeric quasi-identifier's values (the encoding's, when given; None for an
-        ordinal or nominal one there), for the functions of two (:func:`_two_known`)."""
-        if column not in self._numbers:
-            encoding = self._encoding
-            if encoding is not None and column in encoding.names:
-                numeric = encoding.attribute(column).level is Level.NUMERIC
-                self._numbers[column] = (encoding.values[:, encoding.names.index(column)]
-                                         if numeric else None)
-            else:
-                self._numbers[column] = numbers(self._table[column].reset_index(drop=True))
-        return self._numbers[column]
+        """A column's numbers, read when its ranks were made (a numeric
+        quasi-identifier's as the encoding measures it, when given; None for an ordinal
+        or nominal one there), for the functions of two (:func:`_two_known`)."""
+        return self._made_for(column, None)[0]
 
     def __call__(self, column: str, state=None) -> tracks.Ranks | None:
+        return self._made_for(column, state)[1]
+
+    def _made_for(self, column: str, state) -> tuple:
         if column not in self._made:
             work = self._works.get(column)
             self._made[column] = (work.result(state) if work is not None
@@ -137,8 +138,7 @@ class OriginalRanks:
 
 def following_columns(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSpec,
                       relations, classes: np.ndarray, unchanged, *,
-                      ranks: OriginalRanks | None = None, executor=None,
-                      state=None) -> list[Follows]:
+                      ranks: OriginalRanks, executor=None, state=None) -> list[Follows]:
     """The columns released as they are (``unchanged(column)``) that nearly follow a
     masked quasi-identifier in the released classes (``classes``, one id per record),
     beyond the exact relations already said (``relations``), in the order of the
@@ -148,10 +148,9 @@ def following_columns(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSp
     quasi-identifier that no kept column follows but a function of two such columns
     does (:func:`_two_kept`), once.
 
-    ``ranks`` are the original's (:class:`OriginalRanks`), made here when not given
-    (then an ordinal quasi-identifier of text is not ranked: give ranks with the
-    encoding); ``executor`` measures pairs beside this thread; ``state`` is checked
-    between them.
+    ``ranks`` are the original's (:class:`OriginalRanks`; without its encoding an
+    ordinal quasi-identifier of text is not ranked); ``executor`` measures pairs beside
+    this thread; ``state`` is checked between them.
     """
     said = {(r.column, r.quasi_identifier) for r in relations}
     kept = [c for c in roles.kept(table.columns) if c in released.columns]
@@ -159,7 +158,6 @@ def following_columns(table: pd.DataFrame, released: pd.DataFrame, roles: RoleSp
               and not unchanged(q)]
     if not kept or not masked or not len(classes):
         return []
-    ranks = ranks if ranks is not None else OriginalRanks(table, ())
     kept = [c for c in kept if not all((c, q) in said for q in masked) and unchanged(c)]
     if not kept:
         return []
