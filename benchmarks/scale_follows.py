@@ -24,10 +24,7 @@ code's.
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import time
-import types
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -44,31 +41,9 @@ from core.methods.projection import pcp  # noqa: E402
 from core.pipeline import tracks  # noqa: E402
 from core.pipeline.follows import OriginalRanks, rank_columns  # noqa: E402
 from core.pipeline.warnings import column_relations, release_warnings  # noqa: E402
+from benchmarks.peers import old_module, timed as _timed, whole_beside_bare  # noqa: E402
 
 BASE = "8082467"  # the commit before the ranks made ahead and the pairwise attack
-
-
-def _old_module(path: str, name: str, **replace):
-    """A module of the repository as it was at :data:`BASE` (None without git), its
-    globals ``replace`` swapped in."""
-    try:
-        source = subprocess.run(["git", "show", f"{BASE}:{path}"], cwd=ROOT, check=True,
-                                capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    module = types.ModuleType(name)
-    sys.modules[name] = module
-    # Not the file's own name: the compiled kernels' cache is kept by file and function
-    # name, and the previous kernels must not be taken for today's (or today's for them).
-    exec(compile(source, f"<{BASE}:{path}>", "exec"), module.__dict__)
-    module.__dict__.update(replace)
-    return module
-
-
-def _timed(function, *args, **kwargs):
-    began = time.perf_counter()
-    value = function(*args, **kwargs)
-    return value, time.perf_counter() - began
 
 
 def _table(n: int) -> tuple[pd.DataFrame, RoleSpec]:
@@ -99,7 +74,7 @@ def rows(quick: bool) -> list[dict]:
     masked, m = result.masked, result.measures
     out = []
 
-    old_tracks = _old_module("core/pipeline/tracks.py", "old_tracks")
+    old_tracks = old_module("core/pipeline/tracks.py", BASE)
     order, starts = tracks.class_blocks(m.classes)
     blocks = (np.arange(n), starts)
     kept = {c: tracks.ranks(table[c].to_numpy())[order] for c in roles.confidential}
@@ -127,8 +102,8 @@ def rows(quick: bool) -> list[dict]:
     common = dict(group_sizes=m.class_sizes, il=m.il, k_prime=m.k_prime,
                   unique_records=m.unique_records, record_level=True, classes=m.classes,
                   relations=column_relations(table, roles))
-    old_warnings = (_old_module("core/pipeline/warnings.py", "old_warnings",
-                                tracks=old_tracks) if old_tracks is not None else None)
+    old_warnings = (old_module("core/pipeline/warnings.py", BASE, tracks=old_tracks)
+                    if old_tracks is not None else None)
     before, previous = None, None
     if old_warnings is not None:
         previous, before = _timed(old_warnings.release_warnings, table, masked, roles,
@@ -147,15 +122,13 @@ def rows(quick: bool) -> list[dict]:
                 "before_s": before, "after_s": after, "target": "—", "check": check})
 
     X = encode(table, roles, strict=False).X
-    bare_times, whole_times = [], []
-    for _ in range(1 if quick else 3):  # alternated: the machine's load hits both
-        bare_times.append(_timed(pcp, X, k=5)[1])
-        whole_times.append(_timed(anonymize, table, roles, "pcp", k=5)[1])
-    bare, whole = float(np.median(bare_times)), float(np.median(whole_times))
+    runs = 1 if quick else 3
+    bare, whole, _, _ = whole_beside_bare(lambda: pcp(X, k=5),
+                                          lambda: anonymize(table, roles, "pcp", k=5), runs)
     out.append({"task": "whole anonymize (pcp, 3 kept columns, no file IO) beside the "
                         "bare method", "size": size, "before_s": bare, "after_s": whole,
                 "target": "whole ≤ 3 × bare",
-                "check": f"medians of {len(bare_times)}: whole / bare = {whole / bare:.1f}×"})
+                "check": f"medians of {runs}: whole / bare = {whole / bare:.1f}×"})
     return out
 
 

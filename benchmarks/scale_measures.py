@@ -17,10 +17,7 @@ The previous implementations are the plain ``old_*`` functions of
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import time
-import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,28 +34,10 @@ from core.measures.measure import measure  # noqa: E402
 from core.methods.mdav import mdav  # noqa: E402
 from core.methods.projection import pcp  # noqa: E402
 from core.verify.kanonymity import verify_k_anonymity  # noqa: E402
+from benchmarks.peers import old_module, timed as _timed, whole_beside_bare  # noqa: E402
 from tests.test_measures_scale import old_real_anonymity, old_record_linkage  # noqa: E402
 
 BASE = "f46b2c4"  # the commit before the census-scale measures
-
-
-def _timed(function, *args, **kwargs):
-    began = time.perf_counter()
-    value = function(*args, **kwargs)
-    return value, time.perf_counter() - began
-
-
-def _old_module(path: str):
-    """A module of the repository as it was at :data:`BASE` (None without git)."""
-    try:
-        source = subprocess.run(["git", "show", f"{BASE}:{path}"], cwd=ROOT, check=True,
-                                capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    module = types.ModuleType("old_" + Path(path).stem)
-    sys.modules[module.__name__] = module
-    exec(compile(source, path, "exec"), module.__dict__)
-    return module
 
 
 def _table(n: int, d: int = 10, seed: int = 0):
@@ -149,7 +128,7 @@ def rows(quick: bool) -> list[dict]:
 
     verification, after = _timed(verify_k_anonymity, table, masked, roles, 5,
                                  encoding=encoding)
-    old_verify = _old_module("core/verify/kanonymity.py")
+    old_verify = old_module("core/verify/kanonymity.py", BASE)
     before, check = None, "no git: not compared"
     if old_verify is not None:
         previous, before = _timed(old_verify.verify_k_anonymity, table, masked, roles, 5)
@@ -165,18 +144,14 @@ def rows(quick: bool) -> list[dict]:
         roles = RoleSpec(quasi_identifiers=tuple(columns))
         X = encode(table, roles, strict=False).X
         bare_method = pcp if method == "pcp" else mdav
-        bare_times, whole_times = [], []
-        for _ in range(1 if quick else 3):  # alternated: the machine's load hits both
-            labels, bare = _timed(bare_method, X, k=5)
-            result, whole = _timed(anonymize, table, roles, method, k=5)
-            bare_times.append(bare)
-            whole_times.append(whole)
-        bare, whole = float(np.median(bare_times)), float(np.median(whole_times))
+        runs = 1 if quick else 3
+        bare, whole, labels, result = whole_beside_bare(
+            lambda: bare_method(X, k=5), lambda: anonymize(table, roles, method, k=5), runs)
         same = np.array_equal(labels, result.labels)
         out.append({"task": f"whole anonymize ({method}, no file IO) beside the bare method",
                     "size": f"{n:,} × 10", "before_s": bare, "after_s": whole,
                     "target": "whole ≤ 3 × bare",
-                    "check": f"medians of {len(bare_times)}: whole / bare = "
+                    "check": f"medians of {runs}: whole / bare = "
                              f"{whole / bare:.1f}×"
                              + ("; same labels" if same else "; labels renumbered")})
     return out
